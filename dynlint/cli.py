@@ -1,0 +1,57 @@
+"""Command-line entry point: ``dynlint <command> ...`` and ``python -m dynlint``.
+
+Each command lives in ``dynlint/commands/<name>.py`` and exposes
+``register(subparsers)`` (adds its parser, setting ``func``).  Command modules
+must stay import-light (no torch, no libcst at import time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from dynlint import __version__
+
+COMMAND_MODULES = ("check", "rule", "clean", "buckets", "confirm")
+
+
+class UsageError(Exception):
+    """A usage or configuration error: one line on stderr, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 too; keep its one-line style
+        self.print_usage(sys.stderr)
+        self.exit(2, f"dynlint: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dynlint", description="Find, fix and confirm dynamic shapes in PyTorch code.")
+    parser.add_argument("--version", action="version", version=f"dynlint {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"dynlint.commands.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"dynlint: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dynlint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
