@@ -1,0 +1,93 @@
+"""Shape signatures of nested inputs/outputs, shared by the runtime tools.
+
+A signature is a hashable, torch-free description of a value: tensors and
+arrays by (shape, dtype, device), containers recursively, Python scalars by
+value (graph compilers specialize on them) or by type.  Nothing here keeps a
+reference to the value, so storing signatures never holds tensors alive.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+TENSOR = "tensor"
+ARRAY = "ndarray"
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+
+
+def signature(value, scalars_by_value: bool = True, _depth: int = 0):
+    """Hashable signature of ``value``.
+
+    Tensors -> ("tensor", shape, dtype, device); numpy arrays -> ("ndarray", shape, dtype);
+    list/tuple -> (type name, (items...)); mappings (dicts, BatchEncoding-like) ->
+    ("dict", ((key, sig), ...)) in key order; dataclasses -> ("dataclass", name, fields);
+    scalars -> ("scalar", value) or ("scalar", type name); anything else -> ("object", type name).
+    """
+    if _depth > 64:
+        return ("object", "<too deep>")
+    kind = _tensor_kind(value)
+    if kind is not None:
+        shape = tuple(int(d) for d in value.shape)
+        if kind == TENSOR:
+            return (TENSOR, shape, str(value.dtype), str(value.device))
+        return (ARRAY, shape, str(value.dtype))
+    if isinstance(value, _SCALARS):
+        return ("scalar", value if scalars_by_value else type(value).__name__)
+    if isinstance(value, (list, tuple)):
+        items = tuple(signature(v, scalars_by_value, _depth + 1) for v in value)
+        return (type(value).__name__ if type(value) in (list, tuple) else "tuple", items)
+    if isinstance(value, Mapping):
+        return ("dict", tuple((str(k), signature(value[k], scalars_by_value, _depth + 1)) for k in value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return ("dataclass", type(value).__name__,
+                tuple((f.name, signature(getattr(value, f.name), scalars_by_value, _depth + 1))
+                      for f in dataclasses.fields(value)))
+    return ("object", type(value).__qualname__)
+
+
+def iter_tensors(sig):
+    """Yield every ("tensor"|"ndarray", ...) leaf of a signature."""
+    if not isinstance(sig, tuple) or not sig:
+        return
+    head = sig[0]
+    if head in (TENSOR, ARRAY):
+        yield sig
+    elif head in ("list", "tuple"):
+        for item in sig[1]:
+            yield from iter_tensors(item)
+    elif head == "dict":
+        for _, item in sig[1]:
+            yield from iter_tensors(item)
+    elif head == "dataclass":
+        for _, item in sig[2]:
+            yield from iter_tensors(item)
+
+
+def format_signature(sig) -> str:
+    """Compact human form: tensors as [2, 3] (dtype omitted), containers with brackets."""
+    if not isinstance(sig, tuple) or not sig:
+        return repr(sig)
+    head = sig[0]
+    if head in (TENSOR, ARRAY):
+        return "[" + ", ".join(str(d) for d in sig[1]) + "]"
+    if head == "scalar":
+        return repr(sig[1])
+    if head == "list":
+        return "[" + ", ".join(format_signature(s) for s in sig[1]) + "]"
+    if head == "tuple":
+        return "(" + ", ".join(format_signature(s) for s in sig[1]) + ")"
+    if head == "dict":
+        return "{" + ", ".join(f"{k}: {format_signature(s)}" for k, s in sig[1]) + "}"
+    if head == "dataclass":
+        return sig[1] + "(" + ", ".join(f"{k}={format_signature(s)}" for k, s in sig[2]) + ")"
+    return f"<{sig[1]}>"
+
+
+def _tensor_kind(value):
+    module = type(value).__module__
+    if module.startswith("torch") and hasattr(value, "shape") and hasattr(value, "device"):
+        return TENSOR
+    if module == "numpy" and hasattr(value, "shape") and hasattr(value, "dtype"):
+        return ARRAY
+    return None
