@@ -1,0 +1,34 @@
+"""What the checker hands to fix builders (``dynlint.fixes.build_fix``).
+
+Fixes are computed during the one ast pass, as text edits on the original
+source; the libcst step (``dynlint.fixer``) only applies them.  A builder sees
+the node a finding is about, its ancestors, and this context.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Protocol
+
+
+class FixContext(Protocol):
+    #: local name bound to the ``torch`` module (``"torch"`` or an alias like ``"T"``),
+    #: None when the file has no module-level binding of torch itself.
+    torch_alias: str | None
+
+    def segment(self, node: ast.AST) -> str:
+        """The node's exact source text (original formatting, comments inside kept)."""
+
+    def position(self, node: ast.AST) -> tuple[int, int, int, int]:
+        """(line, col, end_line, end_col): 1-based lines, 0-based character columns."""
+
+    def binding(self, name: str) -> ast.expr | None:
+        """The expression the local ``name`` was last bound to by a plain ``name = expr``
+        in the current function (or module) scope before this point; None if unknown,
+        rebound in a loop/branch, augmented, or a parameter."""
+
+    def kind(self, node: ast.expr) -> str | None:
+        """Inferred kind of an expression: "tensor", "mask" (boolean tensor), "scalar_tensor"
+        (0-d tensor from a full reduction), "data" (Python value from tensor data: .item(),
+        .tolist(), int(t)), "size" (static int from .shape/.size()/.numel()), "ndarray",
+        "py" (plain Python value), "module" (an nn.Module instance), or None (unknown)."""
