@@ -1,0 +1,365 @@
+"""Input-shape report for data loaders, and a loader wrapper that keeps one shape.
+
+``data_dynamicity(loader)`` follows Gaudi's tool of the same name: it iterates
+the loader, takes the shape signature of every batch (tensors, arrays, lists,
+tuples, dicts, dataclasses, ``BatchEncoding``-like mappings), prints a
+``Shape | Count`` table sorted by count with the lines
+``Number of unique shapes: N`` and
+``There is {no|a little|some|a lot of} dynamicity in input data shapes``,
+and returns the histogram.  On top of that: ``max_batches=``, iterable
+datasets (no ``len``), a progress bar when stderr is a terminal, and the share
+of padding when batches carry an attention or padding mask.
+
+Nothing here imports torch: batches are inspected through
+:mod:`dynlint.runtime.signature` and the masks through their own methods.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Mapping
+
+from dynlint.runtime.signature import format_signature, signature
+
+__all__ = ["data_dynamicity", "const_shape_dataloader", "ShapeHistogram", "dynamicity_level"]
+
+# Masks where non-zero marks a real token (Hugging Face) ...
+TOKEN_MASK_KEYS = ("attention_mask", "input_mask")
+# ... and masks where non-zero marks padding (fairseq, nn.MultiheadAttention).
+PADDING_MASK_KEYS = ("padding_mask", "key_padding_mask", "src_key_padding_mask")
+
+_PROGRESS_DELAY_S = 1.0  # no bar for loaders that finish quickly
+_PROGRESS_EVERY_S = 0.1
+
+
+def dynamicity_level(unique_shapes: int) -> str:
+    """Gaudi's wording: 1 -> "no", > 1 -> "a little", > 5 -> "some", > 20 -> "a lot of"."""
+    if unique_shapes > 20:
+        return "a lot of"
+    if unique_shapes > 5:
+        return "some"
+    if unique_shapes > 1:
+        return "a little"
+    return "no"
+
+
+class ShapeHistogram(Counter):
+    """Batch shape signature -> number of batches, most common first.
+
+    Keys are the hashable signatures of :func:`dynlint.runtime.signature.signature`;
+    :meth:`describe` turns one into the text shown in the table.
+
+    Attributes: ``batches`` (batches seen), ``complete`` (False when
+    ``max_batches`` stopped the pass early), ``padding_waste`` (fraction of
+    mask positions that are padding, or None without a mask) and
+    ``mask_key`` (the mask it was measured on).
+    """
+
+    batches: int = 0
+    complete: bool = True
+    padding_waste: float | None = None
+    mask_key: str | None = None
+
+    @staticmethod
+    def describe(sig) -> str:
+        return format_signature(sig)
+
+    @property
+    def unique_shapes(self) -> int:
+        return len(self)
+
+    @property
+    def level(self) -> str:
+        return dynamicity_level(len(self))
+
+    def report(self) -> str:
+        """The printed report: the table, the Gaudi summary lines, then the extras."""
+        labels = _unambiguous_labels(list(self))
+        shape_width = max([len("Shape")] + [len(label) for label in labels.values()])
+        count_width = max([len("Count")] + [len(str(count)) for count in self.values()])
+        lines = [
+            f"{'Shape':<{shape_width}} | {'Count':>{count_width}}",
+            f"{'-' * shape_width}-+-{'-' * count_width}",
+        ]
+        for sig, count in self.items():
+            lines.append(f"{labels[sig]:<{shape_width}} | {count:>{count_width}}")
+        lines.append(f"Number of unique shapes: {len(self)}")
+        lines.append(f"There is {self.level} dynamicity in input data shapes")
+        if not self.complete:
+            lines.append(f"(stopped after max_batches={self.batches} batches)")
+        if self.padding_waste is not None:
+            lines.append(f"Padding waste: {100 * self.padding_waste:.1f}% of {self.mask_key} positions are padding")
+        return "\n".join(lines)
+
+
+def data_dynamicity(
+    dataloader,
+    *,
+    max_batches: int | None = None,
+    progress: bool | None = None,
+    file=None,
+    scalars_by_value: bool = True,
+    mask_key: str | None = None,
+) -> ShapeHistogram:
+    """Iterate ``dataloader``, print how many distinct input shapes it yields, return the histogram.
+
+    ``max_batches``: stop after that many batches (the report says so).
+    ``progress``: None draws a bar on stderr only when it is a terminal and the
+    pass takes more than a second; True/False force it on/off.
+    ``file``: where the report goes (default stdout).
+    ``scalars_by_value``: as Gaudi, non-tensor leaves (Python numbers,
+    strings) count by value, with a warning naming their type; False counts
+    them by type.
+    ``mask_key``: the batch key of the attention/padding mask used for the
+    padding-waste figure; default the first of ``attention_mask``,
+    ``input_mask`` (zeros are padding), ``padding_mask``, ``key_padding_mask``,
+    ``src_key_padding_mask`` (non-zeros are padding) found in the batch.
+    """
+    if max_batches is not None and (isinstance(max_batches, bool) or not isinstance(max_batches, int)
+                                    or max_batches < 1):
+        raise ValueError(f"max_batches must be a positive integer, got {max_batches!r}")
+    total = _length(dataloader)
+    if max_batches is not None:
+        total = max_batches if total is None else min(total, max_batches)
+    bar = _ProgressBar(total, enabled=progress)
+
+    counts: Counter = Counter()
+    first_seen: dict = {}
+    warned_types: set = set()
+    padding_positions = 0
+    mask_positions = 0
+    used_mask_key = None
+    batches = 0
+    complete = True
+    try:
+        for batch in dataloader:
+            sig = signature(batch, scalars_by_value=scalars_by_value)
+            _warn_non_tensor_leaves(sig, warned_types, scalars_by_value)
+            counts[sig] += 1
+            first_seen.setdefault(sig, batches)
+            found = _find_mask(batch, mask_key)
+            if found is not None:
+                key, mask = found
+                padding, positions = _mask_padding(mask, key)
+                padding_positions += padding
+                mask_positions += positions
+                used_mask_key = used_mask_key or key
+            batches += 1
+            bar.update(batches)
+            if max_batches is not None and batches >= max_batches:
+                # stop without fetching another batch; only a known length proves nothing was left
+                length = _length(dataloader)
+                complete = length is not None and length <= batches
+                break
+    finally:
+        bar.close()
+
+    histogram = ShapeHistogram()
+    # most common first; ties keep the order the shapes first appeared in
+    for sig in sorted(counts, key=lambda s: (-counts[s], first_seen[s])):
+        histogram[sig] = counts[sig]
+    histogram.batches = batches
+    histogram.complete = complete
+    if used_mask_key is not None:
+        histogram.mask_key = used_mask_key
+        histogram.padding_waste = padding_positions / mask_positions if mask_positions else 0.0
+    print(histogram.report(), file=file if file is not None else sys.stdout)
+    return histogram
+
+
+class const_shape_dataloader:  # noqa: N801 -- lower case to match Gaudi's public name
+    """Wrap a loader so that it yields only batches of one shape signature.
+
+    The shape kept is that of ``reference`` (an example batch) or, by default,
+    of the first batch of the first pass; it stays fixed across passes.  Other
+    batches are dropped, counted in ``dropped`` (per pass) and reported by one
+    warning at the end of each pass that dropped any.  Attribute access falls
+    through to the wrapped loader (``dataset``, ``batch_size``, ...).
+
+    Dropping is the blunt fix; ``drop_last=True`` on the DataLoader or
+    :mod:`dynlint.runtime.buckets` keep the data.
+    """
+
+    def __init__(self, dataloader, reference=None, *, scalars_by_value: bool = True, warn: bool = True):
+        self.dataloader = dataloader
+        self.scalars_by_value = scalars_by_value
+        self.warn = warn
+        self.reference = None if reference is None else signature(reference, scalars_by_value)
+        self.kept = 0
+        self.dropped = 0
+
+    def __iter__(self):
+        self.kept = 0
+        self.dropped = 0
+        for batch in self.dataloader:
+            sig = signature(batch, self.scalars_by_value)
+            if self.reference is None:
+                self.reference = sig
+            if sig == self.reference:
+                self.kept += 1
+                yield batch
+            else:
+                self.dropped += 1
+        if self.dropped and self.warn:
+            warnings.warn(
+                f"const_shape_dataloader dropped {self.dropped} of {self.kept + self.dropped} batches "
+                f"whose shape differs from {format_signature(self.reference)}",
+                stacklevel=2,
+            )
+
+    def __getattr__(self, name):
+        if name == "dataloader":  # not set yet (e.g. while unpickling): avoid recursion
+            raise AttributeError(name)
+        return getattr(self.dataloader, name)
+
+
+# ------------------------------------------------------------------------- helpers
+
+
+def _length(dataloader):
+    try:
+        return len(dataloader)
+    except (TypeError, NotImplementedError, AttributeError):  # iterable datasets have no length
+        return None
+
+
+def _warn_non_tensor_leaves(sig, warned_types: set, by_value: bool) -> None:
+    for leaf in _leaves(sig):
+        head = leaf[0]
+        if head == "scalar":
+            type_name = type(leaf[1]).__name__ if by_value else leaf[1]
+        elif head == "object":
+            type_name = leaf[1]
+        else:
+            continue
+        if type_name in warned_types or type_name == "NoneType":
+            continue
+        warned_types.add(type_name)
+        how = "by value" if by_value and head == "scalar" else "by type"
+        warnings.warn(
+            f"data_dynamicity: batches contain non-tensor values of type {type_name}; they are counted {how}",
+            stacklevel=3,
+        )
+
+
+def _leaves(sig):
+    if not isinstance(sig, tuple) or not sig:
+        return
+    head = sig[0]
+    if head in ("list", "tuple"):
+        for item in sig[1]:
+            yield from _leaves(item)
+    elif head == "dict":
+        for _, item in sig[1]:
+            yield from _leaves(item)
+    elif head == "dataclass":
+        for _, item in sig[2]:
+            yield from _leaves(item)
+    else:
+        yield sig
+
+
+def _unambiguous_labels(sigs) -> dict:
+    """Compact labels; signatures that print alike (they differ in dtype or device) get the full form."""
+    labels = {sig: format_signature(sig) for sig in sigs}
+    seen = Counter(labels.values())
+    for sig, label in labels.items():
+        if seen[label] > 1:
+            labels[sig] = label + "  " + _dtype_suffix(sig)
+    return labels
+
+
+def _dtype_suffix(sig) -> str:
+    parts = []
+    for leaf in _leaves(sig):
+        if leaf[0] == "tensor":
+            parts.append(f"{leaf[2]}@{leaf[3]}")
+        elif leaf[0] == "ndarray":
+            parts.append(leaf[2])
+    return "(" + ", ".join(parts) + ")"
+
+
+def _find_mask(batch, wanted, depth=0):
+    """First (key, mask) in the batch, searching mappings, dataclasses, lists and tuples."""
+    if depth > 8:
+        return None
+    keys = (wanted,) if wanted is not None else TOKEN_MASK_KEYS + PADDING_MASK_KEYS
+    fields = None
+    if isinstance(batch, Mapping):
+        fields = batch
+    elif dataclasses.is_dataclass(batch) and not isinstance(batch, type):
+        fields = {f.name: getattr(batch, f.name) for f in dataclasses.fields(batch)}
+    if fields is not None:
+        for key in keys:
+            if key in fields and hasattr(fields[key], "shape"):
+                return key, fields[key]
+        children = fields.values()
+    elif isinstance(batch, (list, tuple)):
+        children = batch
+    else:
+        return None
+    for child in children:
+        found = _find_mask(child, wanted, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _mask_padding(mask, key):
+    """(padding positions, all positions) of a torch or numpy mask."""
+    if type(mask).__module__.startswith("torch"):
+        positions = int(mask.numel())
+        nonzero = int(mask.count_nonzero())
+    else:
+        import numpy as np
+
+        positions = int(np.size(mask))
+        nonzero = int(np.count_nonzero(mask))
+    padding = nonzero if key in PADDING_MASK_KEYS else positions - nonzero
+    return padding, positions
+
+
+class _ProgressBar:
+    """A one-line bar on stderr, drawn only on a terminal (or when forced) and after a short delay."""
+
+    def __init__(self, total, enabled):
+        stream = sys.stderr
+        if enabled is None:
+            enabled = bool(getattr(stream, "isatty", lambda: False)())
+            delay = _PROGRESS_DELAY_S
+        else:
+            delay = 0.0
+        self.stream = stream
+        self.enabled = enabled
+        self.total = total
+        self.start = time.monotonic()
+        self.show_after = self.start + delay
+        self.last_draw = 0.0
+        self.drawn = False
+
+    def update(self, done: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now < self.show_after or (self.drawn and now - self.last_draw < _PROGRESS_EVERY_S):
+            return
+        self.last_draw = now
+        self.drawn = True
+        rate = done / max(now - self.start, 1e-9)
+        if self.total:
+            width = 30
+            filled = min(width, int(width * done / self.total))
+            line = f"data_dynamicity [{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} batches"
+        else:
+            line = f"data_dynamicity {done} batches"
+        self.stream.write(f"\r{line} ({rate:.0f}/s)")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\033[K")  # erase the bar so the report starts on a clean line
+            self.stream.flush()
