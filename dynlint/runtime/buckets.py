@@ -63,7 +63,8 @@ def as_sizes(sizes) -> np.ndarray:
         raise ValueError(f"sizes must be one-dimensional, got shape {tuple(np.shape(sizes))}")
     if array.size == 0:
         raise ValueError("sizes is empty")
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.complexfloating):
+    numeric = np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
+    if array.dtype == bool or not numeric:
         raise ValueError(f"sizes must be numbers, got dtype {array.dtype}")
     if np.issubdtype(array.dtype, np.floating):
         if not np.all(np.isfinite(array)):
