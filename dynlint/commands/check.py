@@ -1,6 +1,167 @@
-"""`dynlint check` (placeholder until implemented)."""
+"""`dynlint check [PATH ...]`: find dynamic-shape hazards and report them.
+
+The per-file work is ``check_path`` (a top-level, pure function of its
+arguments) so a process pool can map it; results are reported file by file as
+they arrive rather than collected.  Exit codes: 0 clean, 1 findings, 2 usage or
+configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from typing import Iterable, Iterator
+
+from dynlint.config import Settings
+from dynlint.output import FORMATS, FileResult
+
+_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer counts
+STDIN = "-"
 
 
-def register(subparsers):
-    p = subparsers.add_parser("check", help="(not implemented yet)")
-    p.set_defaults(func=lambda args: print("dynlint check: not implemented yet") or 2)
+def _jobs(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of worker processes, got {value!r}") from None
+    if jobs < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (one per CPU) or more, got {jobs}")
+    return jobs
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The config-overriding flags (shared with commands that check files)."""
+    group = parser.add_argument_group("rule selection and files (override [tool.dynlint])")
+    group.add_argument("--select", action="append", metavar="CODES",
+                       help="only these rules (comma-separated codes or prefixes: DYN101, DYN1, ALL)")
+    group.add_argument("--extend-select", action="append", metavar="CODES", help="add rules to the selection")
+    group.add_argument("--ignore", action="append", metavar="CODES", help="disable rules")
+    group.add_argument("--exclude", action="append", metavar="GLOBS",
+                       help="globs of files/directories to skip (replaces the config's exclude)")
+    group.add_argument("--extend-exclude", action="append", metavar="GLOBS", help="globs to skip, in addition")
+    group.add_argument("--config", metavar="FILE",
+                       help="use this pyproject.toml (or a file with the [tool.dynlint] keys at top level)")
+
+
+def selection_overrides(args: argparse.Namespace) -> dict:
+    return {key: getattr(args, key, None)
+            for key in ("select", "extend_select", "ignore", "exclude", "extend_exclude", "config")}
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "check", help="find dynamic shapes (exit 1 when findings remain)",
+        description="Find code that gives tensors data-dependent shapes or makes graph compilers recompile.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="files or directories to check (default: .); '-' reads stdin")
+    add_selection_arguments(parser)
+    parser.add_argument("--output-format", choices=FORMATS, default="full",
+                        help="how to print findings (default: full)")
+    parser.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary line")
+    parser.add_argument("--stdin-filename", metavar="NAME",
+                        help="the name of the file read from stdin (for output and per-file-ignores)")
+    parser.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
+                        help="worker processes (default 1; 0 = one per CPU)")
+    parser.set_defaults(func=run)
+
+
+def check_path(path: str, relpath: str, settings: Settings) -> FileResult:
+    """Check one file: its findings (noqa applied) and the source lines they point at."""
+    from dynlint import api
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return FileResult(path, relpath, api.check_file(path, settings, relpath))  # DYN000 naming why
+    return check_bytes(data, path, relpath, settings)
+
+
+def check_bytes(data: bytes, path: str, relpath: str, settings: Settings) -> FileResult:
+    from dynlint import api
+
+    try:
+        text: str | None = api.decode_source(data)
+    except api.SourceError:
+        text = None  # check_source reports it as DYN000
+    findings = api.check_source(text if text is not None else data, path, settings, relpath)
+    lines: dict[int, str] = {}
+    if findings and text is not None:
+        source_lines = _LINE_BREAK_RE.split(text)
+        for finding in findings:
+            if 1 <= finding.line <= len(source_lines):
+                lines[finding.line] = source_lines[finding.line - 1]
+    return FileResult(path, relpath, findings, lines)
+
+
+def _check_task(task: tuple[str, str, Settings]) -> FileResult:
+    return check_path(*task)
+
+
+def iter_results(files: Iterable[tuple[str, str]], settings: Settings, jobs: int) -> Iterator[FileResult]:
+    """Results in the order of ``files``; with jobs > 1, checked by a process pool."""
+    if jobs == 0:
+        jobs = os.cpu_count() or 1
+    if jobs == 1:
+        for path, relpath in files:
+            yield check_path(path, relpath, settings)
+        return
+    tasks = [(path, relpath, settings) for path, relpath in files]
+    if len(tasks) < 2:
+        yield from map(_check_task, tasks)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = min(jobs, len(tasks))
+    chunksize = max(1, min(32, len(tasks) // (workers * 4)))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(_check_task, tasks, chunksize=chunksize)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dynlint.cli import UsageError
+    from dynlint.config import load_settings
+    from dynlint.discovery import iter_source_files, relative_to_root
+    from dynlint.output import make_reporter
+
+    paths = args.paths or ["."]
+    if STDIN in paths and len(paths) > 1:
+        raise UsageError("'-' (stdin) cannot be combined with other paths")
+    config_anchor = [args.stdin_filename] if paths == [STDIN] and args.stdin_filename else paths
+    settings = load_settings(config_anchor, selection_overrides(args))
+
+    if paths == [STDIN]:
+        name = args.stdin_filename or STDIN
+        relpath = relative_to_root(name, settings.root) if args.stdin_filename else STDIN
+        results: Iterable[FileResult] = (check_bytes(sys.stdin.buffer.read(), name, relpath, settings) for _ in [0])
+    else:
+        # Validates every path before any output is written.
+        files = ((f.path, f.relpath) for f in iter_source_files(paths, settings))
+        results = iter_results(files, settings, args.jobs)
+
+    stream = sys.stdout
+    if args.output_file:
+        try:
+            stream = open(args.output_file, "w", encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.output_file}: {exc.strerror or exc}") from None
+    elif hasattr(sys.stdout, "reconfigure"):
+        # Source lines may hold characters the terminal's encoding lacks.
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+    try:
+        reporter = make_reporter(args.output_format, stream, settings, statistics=args.statistics, quiet=args.quiet)
+        reporter.start()
+        for result in results:
+            reporter.add(result)
+        reporter.finish()
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+    return 0 if args.exit_zero or reporter.total == 0 else 1

@@ -1,0 +1,376 @@
+"""Output formats of ``dynlint check``.
+
+A reporter receives one ``FileResult`` at a time (so output streams while
+files are checked) and counts as it goes; ``finish`` writes the summary.
+Text formats (full, concise) end with a ruff-like summary line; the machine
+formats (json, github, sarif) write nothing but their document.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+from urllib.parse import quote
+
+from dynlint import __version__
+from dynlint.codes import RULES
+from dynlint.config import Settings
+from dynlint.diagnostics import Applicability, Finding
+
+FORMATS = ("full", "concise", "json", "github", "sarif")
+INFORMATION_URI = "https://github.com/dynlint/dynlint"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+FIX_COMMAND = "dynlint fix"
+
+
+@dataclass
+class FileResult:
+    """What checking one file produced; picklable, so a process pool can return it."""
+
+    path: str
+    relpath: str
+    findings: list[Finding]
+    lines: dict[int, str] = field(default_factory=dict)  # source of the lines findings point at
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+class Reporter:
+    """Base: counts findings; subclasses write them."""
+
+    def __init__(self, stream: TextIO, settings: Settings, *, unsafe_fixes: bool = False, quiet: bool = False):
+        self.stream = stream
+        self.settings = settings
+        self.unsafe_fixes = unsafe_fixes
+        self.quiet = quiet
+        self.total = 0
+        self.files_with_findings = 0
+        self.files_checked = 0
+        self.fixable = 0          # fixes `dynlint fix` would apply with the current flags
+        self.hidden_fixes = 0     # unsafe fixes, applied only with --unsafe-fixes
+        self.by_code: Counter[str] = Counter()
+        self.fixable_codes: set[str] = set()
+
+    def applies(self, finding: Finding) -> bool:
+        """Whether ``dynlint fix`` (with the current flags) would apply this finding's fix."""
+        fix = finding.fix
+        return fix is not None and (fix.applicability == Applicability.SAFE or self.unsafe_fixes)
+
+    def start(self) -> None:
+        pass
+
+    def add(self, result: FileResult) -> None:
+        self.files_checked += 1
+        if result.findings:
+            self.files_with_findings += 1
+        for finding in result.findings:
+            self.total += 1
+            self.by_code[finding.code] += 1
+            if self.applies(finding):
+                self.fixable += 1
+                self.fixable_codes.add(finding.code)
+            elif finding.fix is not None:
+                self.hidden_fixes += 1
+        self.write(result)
+
+    def write(self, result: FileResult) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        pass
+
+    # Shared by the text formats.
+    def header(self, path: str, finding: Finding) -> str:
+        marker = "[*] " if self.applies(finding) else ""
+        return f"{path}:{finding.line}:{finding.col + 1}: {finding.code} {marker}{finding.message}"
+
+    def summary_lines(self) -> list[str]:
+        if self.total == 0:
+            return ["All checks passed!"]
+        lines = [f"Found {_plural(self.total, 'finding')} in {_plural(self.files_with_findings, 'file')}."]
+        command = FIX_COMMAND + (" --unsafe-fixes" if self.unsafe_fixes else "")
+        hidden = f" ({self.hidden_fixes} more with `--unsafe-fixes`)" if self.hidden_fixes else ""
+        if self.fixable:
+            lines.append(f"[*] {self.fixable} fixable with `{command}`{hidden}.")
+        elif self.hidden_fixes:
+            lines.append(f"No safe fixes available{hidden}.")
+        return lines
+
+
+class ConciseReporter(Reporter):
+    def write(self, result: FileResult) -> None:
+        for finding in result.findings:
+            self.stream.write(self.header(result.path, finding) + "\n")
+
+    def finish(self) -> None:
+        if not self.quiet:
+            self.stream.write("\n".join(self.summary_lines()) + "\n")
+
+
+def _char_width(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _display(text: str) -> tuple[str, list[int]]:
+    """Text with tabs expanded to 4 columns, and the display column of every character offset."""
+    shown = []
+    columns = [0]
+    for char in text:
+        if char == "\t":
+            width = 4 - columns[-1] % 4
+            shown.append(" " * width)
+        else:
+            width = _char_width(char)
+            shown.append(char)
+        columns.append(columns[-1] + width)
+    return "".join(shown), columns
+
+
+class FullReporter(ConciseReporter):
+    """``path:line:col: CODE message``, then the source line with a caret under the span."""
+
+    def write(self, result: FileResult) -> None:
+        for finding in result.findings:
+            self.stream.write(self.header(result.path, finding) + "\n")
+            source = result.lines.get(finding.line)
+            if source is not None:
+                self.stream.write(self.snippet(finding, source))
+            self.stream.write("\n")
+
+    def snippet(self, finding: Finding, source: str) -> str:
+        source = source.rstrip("\r\n")
+        shown, columns = _display(source)
+        start = min(finding.col, len(source))
+        end = finding.end_col if finding.end_line == finding.line else len(source)
+        end = max(start, min(end, len(source)))
+        pad = columns[start]
+        width = max(1, columns[end] - columns[start])
+        gutter = " " * len(str(finding.line))
+        lines = [
+            f"{gutter} |",
+            f"{finding.line} | {shown}".rstrip(),
+            f"{gutter} | {' ' * pad}{'^' * width} {finding.code}",
+            f"{gutter} |",
+        ]
+        if finding.fix is not None:
+            lines.append(f"{gutter} = help: {finding.fix.message}")
+        return "\n".join(lines) + "\n"
+
+
+def finding_to_json(finding: Finding, path: str) -> dict:
+    """One finding in ruff's JSON shape."""
+    rule = RULES.get(finding.code)
+    return {
+        "cell": None,
+        "code": finding.code,
+        "end_location": {"row": finding.end_line, "column": finding.end_col + 1},
+        "filename": path,
+        "fix": finding.fix.to_dict() if finding.fix is not None else None,
+        "location": {"row": finding.line, "column": finding.col + 1},
+        "message": finding.message,
+        "noqa_row": finding.line,
+        "url": rule.url if rule else None,
+    }
+
+
+def _indent(text: str, spaces: int) -> str:
+    prefix = " " * spaces
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+class _StreamedArray:
+    """Writes a JSON array one element at a time (valid JSON when finished)."""
+
+    def __init__(self, stream: TextIO, depth: int):
+        self.stream = stream
+        self.depth = depth
+        self.count = 0
+
+    def append(self, item: dict) -> None:
+        self.stream.write(",\n" if self.count else "\n")
+        self.stream.write(_indent(json.dumps(item, indent=2, ensure_ascii=False), 2 * (self.depth + 1)))
+        self.count += 1
+
+    def close_text(self) -> str:
+        return "\n" + " " * (2 * self.depth) + "]" if self.count else "]"
+
+
+class JsonReporter(Reporter):
+    """Ruff-compatible JSON list; ``filename`` is the path as given on the command line."""
+
+    def start(self) -> None:
+        self.stream.write("[")
+        self.array = _StreamedArray(self.stream, 0)
+
+    def write(self, result: FileResult) -> None:
+        for finding in result.findings:
+            self.array.append(finding_to_json(finding, result.path))
+
+    def finish(self) -> None:
+        self.stream.write(self.array.close_text() + "\n")
+
+
+def _escape_github_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_github_property(text: str) -> str:
+    return _escape_github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+class GithubReporter(Reporter):
+    """GitHub Actions workflow commands: one ``::error`` annotation per finding."""
+
+    def write(self, result: FileResult) -> None:
+        for f in result.findings:
+            props = ",".join([
+                f"title={_escape_github_property(f'dynlint ({f.code})')}",
+                f"file={_escape_github_property(result.path)}",
+                f"line={f.line}",
+                f"col={f.col + 1}",
+                f"endLine={f.end_line}",
+                f"endColumn={f.end_col + 1}",
+            ])
+            self.stream.write(f"::error {props}::{_escape_github_data(f'{f.code} {f.message}')}\n")
+
+
+def sarif_rules() -> list[dict]:
+    return [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "helpUri": rule.url,
+            "defaultConfiguration": {"level": "error"},
+        }
+        for rule in RULES.values()
+    ]
+
+
+class SarifReporter(Reporter):
+    """SARIF 2.1.0; artifact URIs are relative to the project root (``%SRCROOT%``)."""
+
+    def start(self) -> None:
+        self.rule_index = {code: i for i, code in enumerate(RULES)}
+        self.root_uri = Path(os.path.abspath(self.settings.root)).as_uri().rstrip("/") + "/"
+        placeholder = "__dynlint_results__"
+        document = {
+            "$schema": SARIF_SCHEMA,
+            "version": "2.1.0",
+            "runs": [{
+                "tool": {"driver": {
+                    "name": "dynlint",
+                    "version": __version__,
+                    "informationUri": INFORMATION_URI,
+                    "rules": sarif_rules(),
+                }},
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": self.root_uri}},
+                "columnKind": "unicodeCodePoints",
+                "results": placeholder,
+            }],
+        }
+        text = json.dumps(document, indent=2, ensure_ascii=False)
+        self.tail = text[text.index(f'"{placeholder}"') + len(placeholder) + 2:]
+        self.stream.write(text[:text.index(f'"{placeholder}"')] + "[")
+        self.array = _StreamedArray(self.stream, 3)
+
+    def artifact(self, result: FileResult) -> dict:
+        rel = result.relpath
+        if rel.startswith("../") or rel == ".." or os.path.isabs(rel):
+            return {"uri": Path(os.path.abspath(result.path)).as_uri()}
+        return {"uri": quote(rel), "uriBaseId": "%SRCROOT%"}
+
+    @staticmethod
+    def region(line: int, col: int, end_line: int, end_col: int) -> dict:
+        return {"startLine": line, "startColumn": col + 1, "endLine": end_line, "endColumn": end_col + 1}
+
+    def write(self, result: FileResult) -> None:
+        location = self.artifact(result)
+        for f in result.findings:
+            item = {
+                "ruleId": f.code,
+                "level": "error",
+                "message": {"text": f.message},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": location,
+                    "region": self.region(f.line, f.col, f.end_line, f.end_col),
+                }}],
+            }
+            if f.code in self.rule_index:
+                item["ruleIndex"] = self.rule_index[f.code]
+            if f.fix is not None:
+                item["fixes"] = [{
+                    "description": {"text": f"{f.fix.message} ({f.fix.applicability.value})"},
+                    "artifactChanges": [{
+                        "artifactLocation": location,
+                        "replacements": [
+                            {"deletedRegion": self.region(e.line, e.col, e.end_line, e.end_col),
+                             "insertedContent": {"text": e.content}}
+                            for e in f.fix.edits
+                        ],
+                    }],
+                }]
+            self.array.append(item)
+
+    def finish(self) -> None:
+        self.stream.write(self.array.close_text() + self.tail + "\n")
+
+
+class StatisticsReporter(Reporter):
+    """``--statistics``: counts per code instead of the findings (JSON for --output-format json)."""
+
+    def __init__(self, *args, as_json: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.as_json = as_json
+
+    def write(self, result: FileResult) -> None:
+        pass
+
+    def rows(self) -> list[tuple[str, int]]:
+        return sorted(self.by_code.items(), key=lambda item: (-item[1], item[0]))
+
+    def finish(self) -> None:
+        if self.as_json:
+            table = [
+                {"code": code, "name": RULES[code].name if code in RULES else None, "count": count,
+                 "fixable": code in self.fixable_codes}
+                for code, count in self.rows()
+            ]
+            self.stream.write(json.dumps(table, indent=2) + "\n")
+            return
+        rows = self.rows()
+        if rows:
+            width = max(len(str(count)) for _, count in rows)
+            any_fixable = bool(self.fixable_codes)
+            for code, count in rows:
+                marker = ("[*] " if code in self.fixable_codes else "[ ] ") if any_fixable else ""
+                name = RULES[code].name if code in RULES else ""
+                self.stream.write(f"{count:>{width}}  {code}  {marker}{name}\n")
+        if not self.quiet:
+            self.stream.write("\n".join(self.summary_lines()) + "\n")
+
+
+_REPORTERS = {
+    "full": FullReporter,
+    "concise": ConciseReporter,
+    "json": JsonReporter,
+    "github": GithubReporter,
+    "sarif": SarifReporter,
+}
+
+
+def make_reporter(output_format: str, stream: TextIO, settings: Settings, *, statistics: bool = False,
+                  unsafe_fixes: bool = False, quiet: bool = False) -> Reporter:
+    if statistics:
+        return StatisticsReporter(stream, settings, unsafe_fixes=unsafe_fixes, quiet=quiet,
+                                  as_json=output_format == "json")
+    return _REPORTERS[output_format](stream, settings, unsafe_fixes=unsafe_fixes, quiet=quiet)
