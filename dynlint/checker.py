@@ -1,5 +1,1121 @@
-"""Placeholder: the one-pass ast analyzer is being written."""
+"""The static analyzer: one stdlib-``ast`` pass per file feeding every rule.
+
+The pass resolves imports and aliases, infers what each expression is (a
+tensor, a boolean mask, a static size, data copied from a tensor, a numpy
+array, a plain Python value, or unknown) in source order, knows which code runs
+on the host (Dataset ``__getitem__``/``__iter__``, ``collate_fn`` callbacks),
+and reports hazards.  Knowledge about ops lives in ``dynlint.ops``.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from dynlint import ops
+from dynlint.diagnostics import Finding
+
+# Expression kinds (see dynlint.fixcontext.FixContext.kind)
+TENSOR = "tensor"
+MASK = "mask"
+SCALAR_TENSOR = "scalar_tensor"
+DATA = "data"
+SIZE = "size"
+NDARRAY = "ndarray"
+PY = "py"
+MODULE = "module"
+
+TENSORISH = frozenset({TENSOR, MASK, SCALAR_TENSOR})
+NOT_TENSOR = frozenset({DATA, SIZE, NDARRAY, PY, MODULE})
+# values computed from tensor data: used as a size, they make the shape data-dependent
+DATA_DERIVED = frozenset({DATA, SCALAR_TENSOR, TENSOR, MASK})
+
+_STRICT = bool(os.environ.get("DYNLINT_STRICT"))  # tests: let fix-builder errors surface
+
+try:  # fix builders (issue 3); the check works without them
+    from dynlint.fixes import build_fix as _build_fix
+except ImportError:  # pragma: no cover - only while the module does not exist
+    _build_fix = None
 
 
-def analyze(tree, lines, dynamic_ops=()):
-    return []
+class _Scope:
+    """Names of one function (or the module) and what they hold."""
+
+    __slots__ = ("kinds", "bindings", "host", "name")
+
+    def __init__(self, name: str, host: bool):
+        self.name = name
+        self.kinds: dict[str, str | None] = {}
+        self.bindings: dict[str, ast.expr | None] = {}
+        self.host = host
+
+
+class _ClassInfo:
+    __slots__ = ("name", "is_module", "is_dataset", "attr_kinds")
+
+    def __init__(self, name: str, is_module: bool, is_dataset: bool):
+        self.name = name
+        self.is_module = is_module
+        self.is_dataset = is_dataset
+        self.attr_kinds: dict[str, str | None] = {}
+
+
+class Analyzer:
+    def __init__(self, lines: list[str], dynamic_ops=()):
+        self.lines = lines
+        self.extra_dynamic_ops = frozenset(dynamic_ops)
+        self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object
+        self.imports_torch = False
+        self.torch_alias: str | None = None
+        self.module_scope = _Scope("<module>", host=False)
+        self.scopes: list[_Scope] = [self.module_scope]
+        self.classes: list[_ClassInfo] = []
+        self.local_classes: dict[str, _ClassInfo] = {}
+        self.stack: list[ast.AST] = []          # ancestors of the node being visited
+        self.control_depth = 0                  # >0 inside if/for/while/try bodies of the current scope
+        self.host_callbacks: set[str] = set()   # names of functions passed as collate_fn/worker_init_fn
+        self.findings: list[tuple[Finding, tuple[str, ...], bool]] = []  # finding, enclosing functions, host
+        self.seen: set[tuple[str, int, int]] = set()
+        self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
+        self._kind_cache: dict[int, str | None] = {}
+
+    # ------------------------------------------------------------------ driver
+    def run(self, tree: ast.AST) -> list[Finding]:
+        self.visit(tree)
+        results = []
+        for finding, functions, host in self.findings:
+            device_rule = finding.code[3] in "123"
+            if device_rule and (not self.imports_torch or host or self.host_callbacks.intersection(functions)):
+                continue
+            results.append(finding)
+        return results
+
+    def visit(self, node: ast.AST) -> None:
+        method = _DISPATCH.get(type(node))
+        self.stack.append(node)
+        try:
+            if method is None:
+                self.generic_visit(node)
+            else:
+                method(self, node)
+        finally:
+            self.stack.pop()
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
+    def visit_all(self, nodes) -> None:
+        for node in nodes:
+            self.visit(node)
+
+    # ------------------------------------------------------------------ reporting
+    @property
+    def scope(self) -> _Scope:
+        return self.scopes[-1]
+
+    def report(self, code: str, node: ast.AST, message: str, fix_node: ast.AST | None = None) -> None:
+        line, col, end_line, end_col = self.position(node)
+        key = (code, line, col)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        fix = None
+        if _build_fix is not None:
+            target = fix_node or node
+            ancestors = self.stack[: self.stack.index(target)] if target in self.stack else list(self.stack)
+            try:
+                fix = _build_fix(code, target, ancestors, self)
+            except Exception:
+                if _STRICT:
+                    raise
+                fix = None
+        functions = tuple(s.name for s in self.scopes[1:])
+        host = any(s.host for s in self.scopes)
+        self.findings.append((Finding(code, message, line, col, end_line, end_col, fix), functions, host))
+
+    def position(self, node: ast.AST) -> tuple[int, int, int, int]:
+        line = node.lineno
+        end_line = getattr(node, "end_lineno", None) or line
+        col = self._char_col(line, node.col_offset)
+        end_col = self._char_col(end_line, getattr(node, "end_col_offset", None) or node.col_offset)
+        return line, col, end_line, end_col
+
+    def _char_col(self, line: int, byte_col: int) -> int:
+        if 0 < line <= len(self.lines):
+            text = self.lines[line - 1]
+            if not text.isascii():
+                return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+        return byte_col
+
+    # FixContext -----------------------------------------------------------------
+    def segment(self, node: ast.AST) -> str:
+        line, col, end_line, end_col = self.position(node)
+        if line == end_line:
+            return self.lines[line - 1][col:end_col]
+        parts = [self.lines[line - 1][col:]]
+        parts.extend(self.lines[line:end_line - 1])
+        parts.append(self.lines[end_line - 1][:end_col])
+        return "\n".join(parts)
+
+    def binding(self, name: str) -> ast.expr | None:
+        return self.scope.bindings.get(name)
+
+    # ------------------------------------------------------------------ names
+    def qualname(self, node: ast.AST) -> str | None:
+        """Fully qualified name of a Name/Attribute chain rooted at an import, else None."""
+        if isinstance(node, ast.Name):
+            if node.id in self.aliases and not self._shadowed(node.id):
+                return self.aliases[node.id]
+            if node.id in _BUILTIN_NAMES and not self._shadowed(node.id):
+                return node.id
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def _shadowed(self, name: str) -> bool:
+        """A local binding hides the import or builtin of the same name."""
+        for scope in reversed(self.scopes):
+            if name in scope.kinds:
+                return True
+        return False
+
+    def lookup(self, name: str) -> str | None:
+        scope = self.scope
+        if name in scope.kinds:
+            return scope.kinds[name]
+        if name in self.module_scope.kinds:
+            return self.module_scope.kinds[name]
+        if name in self.local_classes:
+            return None
+        return None
+
+    def bind(self, target: ast.AST, kind: str | None, value: ast.expr | None = None) -> None:
+        if isinstance(target, ast.Name):
+            self.scope.kinds[target.id] = kind
+            if value is not None and self.control_depth == 0 and target.id not in self.scope.bindings:
+                self.scope.bindings[target.id] = value
+            else:  # rebound, or bound under a branch/loop: the value at a later point is not known
+                self.scope.bindings[target.id] = None
+            self.aliases.pop(target.id, None) if target.id in self.aliases and self.scope is self.module_scope else None
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            element = _unpacked_kind(kind)
+            for item in target.elts:
+                self.bind(item.value if isinstance(item, ast.Starred) else item,
+                          element if not isinstance(item, ast.Starred) else None)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            if self.classes:
+                self.classes[-1].attr_kinds[target.attr] = kind
+
+    # ------------------------------------------------------------------ kinds
+    def kind(self, node: ast.AST) -> str | None:
+        key = id(node)
+        cache = self._kind_cache
+        if key in cache:
+            return cache[key]
+        result = self._infer(node)
+        cache[key] = result
+        return result
+
+    def _infer(self, node: ast.AST) -> str | None:
+        t = type(node)
+        if t is ast.Name:
+            return self.lookup(node.id)
+        if t is ast.Constant or t in _PY_DISPLAYS:
+            return PY
+        if t is ast.Attribute:
+            return self._infer_attribute(node)
+        if t is ast.Call:
+            return self._infer_call(node)
+        if t is ast.Subscript:
+            base = self.kind(node.value)
+            if base in (MASK, SCALAR_TENSOR):
+                return MASK if base == MASK else SCALAR_TENSOR
+            if base == TENSOR:
+                return TENSOR
+            if base in (SIZE, DATA, NDARRAY):
+                return base
+            return None
+        if t is ast.BinOp:
+            return _combine_binop(self.kind(node.left), self.kind(node.right), node.op)
+        if t is ast.UnaryOp:
+            operand = self.kind(node.operand)
+            if isinstance(node.op, ast.Not):
+                return DATA if operand in TENSORISH or operand == DATA else (PY if operand else None)
+            if isinstance(node.op, ast.Invert) and operand == MASK:
+                return MASK
+            return operand
+        if t is ast.Compare:
+            if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+                return PY
+            kinds = [self.kind(node.left)] + [self.kind(c) for c in node.comparators]
+            if any(k in TENSORISH for k in kinds):
+                return SCALAR_TENSOR if all(k in (SCALAR_TENSOR, PY, SIZE, DATA) for k in kinds) else MASK
+            if DATA in kinds:
+                return DATA
+            if NDARRAY in kinds:
+                return NDARRAY
+            if all(k in (PY, SIZE) for k in kinds):
+                return PY
+            return None
+        if t is ast.BoolOp:
+            kinds = {self.kind(v) for v in node.values}
+            return kinds.pop() if len(kinds) == 1 else None
+        if t is ast.IfExp:
+            body, orelse = self.kind(node.body), self.kind(node.orelse)
+            return body if body == orelse else None
+        if t is ast.NamedExpr:
+            return self.kind(node.value)
+        return None
+
+    def _infer_attribute(self, node: ast.Attribute) -> str | None:
+        attr = node.attr
+        value = node.value
+        if isinstance(value, ast.Name) and value.id == "self" and self.classes:
+            return self.classes[-1].attr_kinds.get(attr)
+        if self.qualname(node) is not None:  # torch.float32, np.pi, module attributes
+            return PY if not self.qualname(node).startswith(("torch.nn.", "numpy.")) else None
+        base = self.kind(value)
+        if base in TENSORISH:
+            if attr == "shape":
+                return SIZE
+            if attr in ops.META_ATTRIBUTES:
+                return PY
+            if attr in ops.TENSOR_ATTRIBUTES:
+                return MASK if base == MASK and attr in ("T", "mT") else TENSOR
+            return None
+        if base == NDARRAY:
+            return PY if attr in ("shape", "ndim", "dtype", "size") else NDARRAY if attr in ("T", "real", "imag") else None
+        if base == SIZE:
+            return SIZE
+        return None
+
+    def _infer_call(self, node: ast.Call) -> str | None:
+        func = node.func
+        qual = self.qualname(func)
+        if qual is not None:
+            return self._infer_qualified_call(qual, node)
+        if self.kind(func) == MODULE:
+            return TENSOR  # calling an nn.Module instance runs its forward
+        if isinstance(func, ast.Attribute):
+            receiver = self.kind(func.value)
+            method = func.attr
+            if receiver in TENSORISH:
+                return _tensor_method_kind(receiver, method, node)
+            if receiver == NDARRAY:
+                return PY if method in ("item", "tolist") else NDARRAY
+            if receiver == MODULE:
+                return TENSOR if method in ("forward", "__call__") else None
+            if receiver == SIZE:
+                return SIZE if method in ("numel", "index", "count") else None
+            if receiver is None and method in ops.SIZE_METHODS and node.args:
+                return SIZE  # x.size(0) on an unknown receiver: size() with an argument is tensor-specific
+            return None
+        if isinstance(func, ast.Name) and func.id in self.local_classes and self.local_classes[func.id].is_module:
+            return MODULE
+        return None
+
+    def _infer_qualified_call(self, qual: str, node: ast.Call) -> str | None:
+        args = node.args
+        if qual in _BUILTIN_NAMES:
+            return self._infer_builtin(qual, args)
+        root = qual.split(".", 1)[0]
+        if root == "numpy":
+            return NDARRAY
+        if root != "torch":
+            return None
+        if qual in ops.MASK_FUNCTIONS:
+            return MASK
+        if qual in ops.DATA_TORCH_FUNCTIONS:
+            return DATA
+        if qual in ops.NON_TENSOR_TORCH or qual.startswith(ops.NON_TENSOR_TORCH_PREFIXES):
+            return PY
+        last = qual.rsplit(".", 1)[-1]
+        if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional."):
+            if qual in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
+                return TENSOR
+            if last[:1].isupper():
+                return MODULE
+            if qual.startswith("torch.nn.utils.rnn."):
+                return None
+            return None if qual.startswith(("torch.nn.init.", "torch.nn.utils.")) else TENSOR
+        if last[:1].isupper() and qual not in ("torch.Tensor",):
+            return None  # classes: torch.Generator(...), torch.Size(...) handled above
+        if last in ops.FULL_REDUCTIONS and len(args) <= 1 and not _has_keyword(node, "dim", "axis"):
+            return SCALAR_TENSOR
+        return TENSOR
+
+    def _infer_builtin(self, name: str, args: list[ast.expr]) -> str | None:
+        kinds = [self.kind(a) for a in args]
+        if name == "len":
+            if kinds and (kinds[0] in TENSORISH):
+                return SIZE
+            if kinds and kinds[0] in (SIZE, DATA):
+                return kinds[0] if kinds[0] == DATA else PY
+            return PY
+        if name in ops.HOST_SYNC_BUILTINS:
+            if not kinds:
+                return PY
+            if kinds[0] in TENSORISH or kinds[0] == DATA:
+                return DATA
+            if kinds[0] == SIZE:
+                return SIZE
+            return PY if kinds[0] in (PY, NDARRAY) else None
+        if name in ("max", "min", "abs", "round", "sum"):
+            if DATA in kinds or any(k in TENSORISH for k in kinds):
+                return DATA if name != "sum" else None
+            if SIZE in kinds:
+                return SIZE
+            return PY if kinds and all(k == PY for k in kinds) else None
+        if name in ("range", "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance",
+                    "hasattr", "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter"):
+            return PY if name not in ("getattr", "list", "tuple", "sorted") else (
+                DATA if kinds and kinds[0] == DATA else (SIZE if kinds and kinds[0] == SIZE and name == "tuple" else None))
+        return None
+
+    # ------------------------------------------------------------------ scopes & statements
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            root = alias.name.split(".", 1)[0]
+            if root in ops.TORCH_MODULE_ROOTS:
+                self.imports_torch = True
+            if alias.asname:
+                self._set_alias(alias.asname, alias.name)
+            else:
+                self._set_alias(root, root)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            return
+        root = node.module.split(".", 1)[0]
+        if root in ops.TORCH_MODULE_ROOTS:
+            self.imports_torch = True
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            self._set_alias(alias.asname or alias.name, f"{node.module}.{alias.name}")
+
+    def _set_alias(self, local: str, qualified: str) -> None:
+        self.aliases[local] = _canonical(qualified)
+        for scope in self.scopes:
+            scope.kinds.pop(local, None)
+        if qualified == "torch" and self.scope is self.module_scope:
+            self.torch_alias = local
+
+    def visit_FunctionDef(self, node) -> None:
+        self.visit_all(node.decorator_list)
+        self._visit_defaults(node.args)
+        if node.returns is not None:
+            self.visit(node.returns)
+        cls = self.classes[-1] if self.classes and self._directly_in_class() else None
+        host = bool(cls and cls.is_dataset and node.name in ops.HOST_METHODS)
+        scope = _Scope(node.name, host)
+        self._bind_parameters(node, scope, cls)
+        self.bind_name_in_parent(node.name)
+        outer_depth, outer_cache = self.control_depth, self._kind_cache
+        self.scopes.append(scope)
+        self.control_depth = 0
+        try:
+            self.visit_all(node.body)
+        finally:
+            self.scopes.pop()
+            self.control_depth = outer_depth
+        del outer_cache  # kinds cached by node id stay valid: nodes are visited once
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def bind_name_in_parent(self, name: str) -> None:
+        scope = self.scope
+        scope.kinds[name] = None
+        scope.bindings[name] = None
+
+    def _directly_in_class(self) -> bool:
+        # the enclosing node (below the FunctionDef itself) is the ClassDef
+        return len(self.stack) >= 2 and isinstance(self.stack[-2], ast.ClassDef)
+
+    def _visit_defaults(self, args: ast.arguments) -> None:
+        self.visit_all(args.defaults)
+        self.visit_all(d for d in args.kw_defaults if d is not None)
+
+    def _bind_parameters(self, node, scope: _Scope, cls: _ClassInfo | None) -> None:
+        args = node.args
+        positional = args.posonlyargs + args.args
+        is_forward = bool(cls and cls.is_module and node.name == "forward")
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        for index, (arg, default) in enumerate(params):
+            if cls is not None and index == 0 and arg in positional and not _is_staticmethod(node):
+                scope.kinds[arg.arg] = None  # self / cls
+                scope.bindings[arg.arg] = None
+                continue
+            kind = self._annotation_kind(arg.annotation)
+            if kind is None and is_forward:
+                if default is None or (isinstance(default, ast.Constant) and default.value is None):
+                    kind = TENSOR
+                elif isinstance(default, ast.Constant):
+                    kind = PY
+            scope.kinds[arg.arg] = kind
+            scope.bindings[arg.arg] = None
+        for extra in (args.vararg, args.kwarg):
+            if extra is not None:
+                scope.kinds[extra.arg] = None
+                scope.bindings[extra.arg] = None
+
+    def _annotation_kind(self, annotation: ast.expr | None) -> str | None:
+        if annotation is None:
+            return None
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        # Optional[Tensor], Tensor | None
+        if isinstance(annotation, ast.Subscript) and self.qualname(annotation.value) in ("typing.Optional",):
+            annotation = annotation.slice
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            sides = [annotation.left, annotation.right]
+            sides = [s for s in sides if not (isinstance(s, ast.Constant) and s.value is None)]
+            if len(sides) != 1:
+                return None
+            annotation = sides[0]
+        qual = self.qualname(annotation)
+        if qual is None and isinstance(annotation, ast.Subscript):
+            qual = self.qualname(annotation.value)
+        if qual is None:
+            return None
+        if qual in ops.TENSOR_ANNOTATIONS or qual == "torch.Tensor":
+            return TENSOR
+        if qual in ops.PY_ANNOTATIONS:
+            return PY
+        if qual in ("numpy.ndarray", "numpy.typing.NDArray"):
+            return NDARRAY
+        return None
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._visit_defaults(node.args)
+        scope = _Scope("<lambda>", host=False)
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+            scope.kinds[arg.arg] = None
+        self.scopes.append(scope)
+        try:
+            self.visit(node.body)
+        finally:
+            self.scopes.pop()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.visit_all(node.decorator_list)
+        self.visit_all(node.bases)
+        self.visit_all(node.keywords)
+        is_module = is_dataset = False
+        for base in node.bases:
+            qual = self.qualname(base)
+            name = qual or (base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else "")
+            local = self.local_classes.get(base.id) if isinstance(base, ast.Name) else None
+            if qual in ops.MODULE_BASE_QUALNAMES or (qual and qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper()
+                                                    and qual not in ops.DATASET_BASE_QUALNAMES) \
+                    or name.endswith(ops.MODULE_BASE_SUFFIXES) or (local and local.is_module):
+                is_module = True
+            if qual in ops.DATASET_BASE_QUALNAMES or (local and local.is_dataset):
+                is_dataset = True
+        info = _ClassInfo(node.name, is_module, is_dataset)
+        if self.classes and local_inherit(self.local_classes, node):
+            pass
+        self.local_classes[node.name] = info
+        self.bind_name_in_parent(node.name)
+        self.classes.append(info)
+        class_scope = _Scope(node.name, host=False)
+        # class bodies see module names but their own names are not visible in methods
+        outer_depth = self.control_depth
+        self.scopes.append(class_scope)
+        try:
+            for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    # methods resolve names in the enclosing (module/function) scope, not the class
+                    self.scopes.pop()
+                    try:
+                        self.visit(stmt)
+                    finally:
+                        self.scopes.append(class_scope)
+                else:
+                    self.visit(stmt)
+        finally:
+            self.scopes.pop()
+            self.classes.pop()
+            self.control_depth = outer_depth
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        kind = self.kind(node.value)
+        for target in node.targets:
+            self.visit_target(target)
+            self.bind(target, kind, node.value if len(node.targets) == 1 else None)
+        self._record_register_buffer_like(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        kind = self._annotation_kind(node.annotation)
+        if kind is None and node.value is not None:
+            kind = self.kind(node.value)
+        self.visit_target(node.target)
+        if node.value is not None or isinstance(node.target, ast.Name):
+            self.bind(node.target, kind, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        target = node.target
+        if isinstance(target, ast.Subscript):
+            # x[m] += v reads x[m] first: the read is a dynamic-shape op
+            self.check_subscript_read(target)
+            self.visit(target.value)
+            self.visit(target.slice)
+        elif isinstance(target, ast.Name):
+            combined = _combine_binop(self.lookup(target.id), self.kind(node.value), node.op)
+            self.scope.kinds[target.id] = combined
+            self.scope.bindings[target.id] = None
+        else:
+            self.visit(target)
+
+    def visit_target(self, target: ast.AST) -> None:
+        """Visit the sub-expressions of an assignment target (indexes, attribute bases)."""
+        if isinstance(target, ast.Subscript):
+            self.stack.append(target)
+            try:
+                self.visit(target.value)
+                self.visit(target.slice)
+            finally:
+                self.stack.pop()
+        elif isinstance(target, ast.Attribute):
+            self.visit(target.value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for item in target.elts:
+                self.visit_target(item)
+        elif isinstance(target, ast.Starred):
+            self.visit_target(target.value)
+
+    def _record_register_buffer_like(self, node: ast.Assign) -> None:
+        pass
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        value = node.value
+        # self.register_buffer("name", tensor) makes self.name a tensor
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr in ("register_buffer", "register_parameter")
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == "self"
+                and value.args and isinstance(value.args[0], ast.Constant) and isinstance(value.args[0].value, str)
+                and self.classes):
+            self.classes[-1].attr_kinds[value.args[0].value] = TENSOR
+        self.visit(value)
+
+    def visit_For(self, node) -> None:
+        self.visit(node.iter)
+        self.check_loop_iterable(node.iter)
+        self.visit_target(node.target)
+        self.bind(node.target, _iteration_kind(self.kind(node.iter)))
+        self.control_depth += 1
+        try:
+            self.visit_all(node.body)
+            self.visit_all(node.orelse)
+        finally:
+            self.control_depth -= 1
+
+    visit_AsyncFor = visit_For
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self.visit(node.iter)
+        self.check_loop_iterable(node.iter)
+        self.bind(node.target, _iteration_kind(self.kind(node.iter)))
+        self.visit_all(node.ifs)
+
+    def _visit_comprehension_expr(self, node) -> None:
+        for generator in node.generators:
+            self.stack.append(generator)
+            try:
+                self.visit_comprehension(generator)
+            finally:
+                self.stack.pop()
+        if isinstance(node, ast.DictComp):
+            self.visit(node.key)
+            self.visit(node.value)
+        else:
+            self.visit(node.elt)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension_expr
+
+    def visit_If(self, node: ast.If) -> None:
+        self.check_branch_test(node.test, node.body)
+        self.visit(node.test)
+        self.control_depth += 1
+        try:
+            self.visit_all(node.body)
+            self.visit_all(node.orelse)
+        finally:
+            self.control_depth -= 1
+
+    def visit_While(self, node: ast.While) -> None:
+        self.check_branch_test(node.test, node.body)
+        self.visit(node.test)
+        self.control_depth += 1
+        try:
+            self.visit_all(node.body)
+            self.visit_all(node.orelse)
+        finally:
+            self.control_depth -= 1
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.check_branch_test(node.test, None)
+        self.generic_visit(node)
+
+    def _visit_in_control(self, node) -> None:
+        self.control_depth += 1
+        try:
+            self.generic_visit(node)
+        finally:
+            self.control_depth -= 1
+
+    visit_Try = visit_TryStar = visit_Match = _visit_in_control
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        # assert is input validation: no branch rule; host syncs inside are still syncs
+        self.generic_visit(node)
+
+    def visit_With(self, node) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self.visit_target(item.optional_vars)
+                self.bind(item.optional_vars, None)
+        self.visit_all(node.body)
+
+    visit_AsyncWith = visit_With
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self.scope.kinds[node.target.id] = self.kind(node.value)
+        self.scope.bindings[node.target.id] = None
+
+    def visit_Global(self, node) -> None:
+        for name in node.names:
+            self.scope.kinds.pop(name, None)
+
+    # ------------------------------------------------------------------ expressions
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.check_subscript_read(node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.check_call(node)
+        self.visit(node.func)
+        self.visit_all(node.args)
+        for keyword in node.keywords:
+            if keyword.arg in ops.HOST_CALLBACK_KEYWORDS:
+                self._note_host_callback(keyword.value)
+                if isinstance(keyword.value, ast.Lambda):
+                    self.stack.append(keyword)
+                    host_scope = _Scope("<host lambda>", host=True)
+                    self.scopes.append(host_scope)
+                    try:
+                        self.visit(keyword.value)
+                    finally:
+                        self.scopes.pop()
+                        self.stack.pop()
+                    continue
+            self.visit(keyword)
+
+    def _note_host_callback(self, value: ast.expr) -> None:
+        if isinstance(value, ast.Call) and value.args and self.qualname(value.func) == "functools.partial":
+            value = value.args[0]
+        if isinstance(value, ast.Name):
+            self.host_callbacks.add(value.id)
+        elif isinstance(value, ast.Attribute):
+            self.host_callbacks.add(value.attr)
+
+    # ------------------------------------------------------------------ rules
+    def check_subscript_read(self, node: ast.Subscript) -> None:
+        base = self.kind(node.value)
+        if base in NOT_TENSOR:
+            return
+        index = node.slice
+        elements = index.elts if isinstance(index, ast.Tuple) else [index]
+        for element in elements:
+            if isinstance(element, ast.Slice):
+                if base not in TENSORISH and base is not None:
+                    continue
+                for bound in (element.lower, element.upper, element.step):
+                    if bound is not None and self.kind(bound) in DATA_DERIVED:
+                        self._silence_syncs(bound)
+                        self.report("DYN302", bound, "slice bound computed from tensor data gives a data-dependent "
+                                    "shape; slice with sizes from .shape, or use torch.where/masking over the full tensor")
+                continue
+            if self.kind(element) == MASK and (base in TENSORISH or base is None):
+                self.report("DYN101", node, "boolean-mask indexing has a data-dependent output shape; "
+                            "use torch.where(mask, x, 0) with a masked reduction")
+                return
+
+    def check_call(self, node: ast.Call) -> None:
+        func = node.func
+        qual = self.qualname(func)
+        if qual is not None:
+            self._check_qualified_call(qual, node)
+        elif isinstance(func, ast.Attribute):
+            self._check_method_call(func.attr, node)
+
+    def _check_qualified_call(self, qual: str, node: ast.Call) -> None:
+        dynamic = ops.DYNAMIC_FUNCTIONS.get(qual)
+        short = qual.replace("torch.nn.functional.", "F.")
+        if dynamic is not None:
+            code, advice = dynamic
+            self.report(code, node, f"`{short}` has a data-dependent output shape; {advice}")
+        elif qual == ops.WHERE and len(node.args) == 1 and not node.keywords:
+            self.report("DYN102", node, "one-argument `torch.where(cond)` is `nonzero` (data-dependent output shape); "
+                        "use the three-argument torch.where(cond, x, y) or a masked reduction")
+        elif qual == ops.REPEAT_INTERLEAVE:
+            self._check_repeat_interleave(node, repeats_index=1, function=True)
+        elif qual == ops.ONE_HOT:
+            num_classes = _argument(node, 1, "num_classes")
+            if num_classes is None or (isinstance(num_classes, ast.UnaryOp) and isinstance(num_classes.operand, ast.Constant)
+                                       and num_classes.operand.value == 1):
+                self.report("DYN105", node, "`F.one_hot` without num_classes reads the maximum value to size its "
+                            "output; pass num_classes=<number of classes>")
+        elif qual in self.extra_dynamic_ops:
+            self.report("DYN105", node, f"`{qual}` is declared in extend-dynamic-ops as having a data-dependent output "
+                        "shape; move it out of the compiled region or give it a fixed output size")
+        elif qual in ops.HOST_SYNC_BUILTINS:
+            if node.args and self.kind(node.args[0]) in TENSORISH and id(node) not in self.silenced_syncs:
+                self.report("DYN301", node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
+                            "break); keep the value as a tensor")
+        elif qual in ops.DATALOADERS:
+            self._check_dataloader(node)
+        elif qual in ops.PAD_SEQUENCE:
+            self.report("DYN402", node, "`pad_sequence` pads to the longest item, so every batch can have a new shape; "
+                        "pad to fixed buckets (dynlint.runtime.buckets) or a fixed max length")
+        elif qual in ops.PADDING_COLLATORS:
+            self._check_padding_collator(qual, node)
+        elif qual in ops.COMPILE_FUNCTIONS:
+            dynamic_arg = _keyword(node, "dynamic")
+            if isinstance(dynamic_arg, ast.Constant) and dynamic_arg.value is True:
+                self.report("DYN501", dynamic_arg, "`dynamic=True` compiles every dimension as dynamic (slower "
+                            "kernels, more guards); use torch._dynamo.mark_dynamic on the dimensions that vary",
+                            fix_node=node)
+        if qual in ops.SIZE_ARGUMENT_FUNCTIONS:
+            self._check_size_arguments(node, *ops.SIZE_ARGUMENT_FUNCTIONS[qual], what=f"`{short}`")
+        self._check_padding_keyword(qual, node)
+
+    def _check_method_call(self, method: str, node: ast.Call) -> None:
+        receiver = self.kind(node.func.value)
+        if receiver in NOT_TENSOR:
+            return
+        known_tensor = receiver in TENSORISH
+        dynamic = ops.DYNAMIC_METHODS.get(method)
+        if dynamic is not None:
+            code, advice, tensor_specific = dynamic
+            if known_tensor or tensor_specific:
+                self.report(code, node, f"`.{method}()` has a data-dependent output shape; {advice}")
+            return
+        if method == "repeat_interleave":
+            self._check_repeat_interleave(node, repeats_index=0, function=False)
+            return
+        sync_specific = ops.HOST_SYNC_METHODS.get(method)
+        if sync_specific is not None and (known_tensor or sync_specific) and not node.args:
+            if id(node) not in self.silenced_syncs:
+                self.report("DYN301", node, f"`.{method}()` copies tensor data to the host (a sync and a graph "
+                            "break); keep the value as a tensor, or move this out of the compiled region")
+            return
+        sizes = ops.SIZE_ARGUMENT_METHODS.get(method)
+        if sizes is not None and (known_tensor or receiver is None):
+            self._check_size_arguments(node, *sizes, what=f"`.{method}()`")
+
+    def _check_repeat_interleave(self, node: ast.Call, repeats_index: int, function: bool) -> None:
+        if _keyword(node, "output_size") is not None:
+            return
+        if function and len(node.args) == 1 and not _keyword(node, "repeats"):
+            repeats = node.args[0]  # torch.repeat_interleave(repeats)
+        else:
+            repeats = _argument(node, repeats_index, "repeats")
+        if repeats is not None and self.kind(repeats) in TENSORISH:
+            self.report("DYN105", node, "`repeat_interleave` with tensor repeats has a data-dependent output shape; "
+                        "pass output_size=<total>, or use a fixed-size formulation")
+
+    def _check_size_arguments(self, node: ast.Call, positions, keywords, what: str) -> None:
+        candidates = []
+        if positions and positions[0] == ops.ALL_POSITIONAL:
+            candidates.extend(node.args)
+        else:
+            candidates.extend(node.args[i] for i in positions if i < len(node.args))
+        candidates.extend(k.value for k in node.keywords if k.arg in keywords)
+        for candidate in candidates:
+            for value in _size_elements(candidate):
+                if self.kind(value) in DATA_DERIVED:
+                    self._silence_syncs(value)
+                    self.report("DYN302", value, f"size passed to {what} is computed from tensor data, so the "
+                                "output shape is data-dependent; derive sizes from .shape/.size(), or use a fixed "
+                                "maximum size with masking")
+                    return
+
+    def _silence_syncs(self, expr: ast.AST) -> None:
+        """A host sync inside an expression already reported as DYN202/DYN302 is not reported again."""
+        for sub in ast.walk(expr):
+            if isinstance(sub, ast.Call):
+                self.silenced_syncs.add(id(sub))
+
+    def _check_dataloader(self, node: ast.Call) -> None:
+        if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+            return  # **kwargs / *args: cannot tell
+        positions = ops.DATALOADER_POSITIONS
+        batch_sampler = _argument(node, positions["batch_sampler"], "batch_sampler")
+        if batch_sampler is not None and not _is_constant(batch_sampler, None):
+            return
+        batch_size = _argument(node, positions["batch_size"], "batch_size")
+        if batch_size is None or _is_constant(batch_size, 1) or _is_constant(batch_size, None):
+            return
+        drop_last = _argument(node, positions["drop_last"], "drop_last")
+        if drop_last is not None and not _is_constant(drop_last, False):
+            return
+        self.report("DYN401", node, "DataLoader keeps the short last batch, one more input shape to compile; "
+                    "pass drop_last=True (or pad the last batch, see dynlint.runtime.buckets)")
+
+    def _check_padding_collator(self, qual: str, node: ast.Call) -> None:
+        multiple = _keyword(node, "pad_to_multiple_of")
+        padding = _keyword(node, "padding")
+        if multiple is not None and not _is_constant(multiple, None):
+            return
+        if padding is not None and not (isinstance(padding, ast.Constant) and padding.value in ops.PAD_TO_LONGEST_VALUES):
+            return
+        name = qual.rsplit(".", 1)[-1]
+        self.report("DYN402", node, f"`{name}` pads each batch to its longest item, one shape per batch; pass "
+                    "pad_to_multiple_of=<n> or padding=\"max_length\" (see dynlint.runtime.buckets)")
+
+    def _check_padding_keyword(self, qual: str | None, node: ast.Call) -> None:
+        padding = _keyword(node, "padding")
+        if padding is None or not isinstance(padding, ast.Constant) or padding.value not in ops.PAD_TO_LONGEST_VALUES:
+            return
+        if padding.value is not True and padding.value != "longest":
+            return
+        if qual is not None and (qual.startswith("torch.") or qual in ops.PADDING_COLLATORS):
+            return
+        has_max_length = _keyword(node, "max_length") is not None
+        advice = ('use padding="max_length"' if has_max_length
+                  else 'pass padding="max_length" with max_length=<n>, or pad_to_multiple_of=<n>')
+        self.report("DYN402", padding, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
+                    f"{advice}", fix_node=node)
+
+    def check_branch_test(self, test: ast.expr, body: list[ast.stmt] | None) -> None:
+        if body is not None and _only_raises(body):
+            return
+        if self._reads_tensor_size(test):
+            self.report("DYN201", test, "branch on a tensor's size specializes the graph: one more compile each time "
+                        "the size crosses the condition; make the code shape-agnostic or mark the dimension static")
+        if self._depends_on_values(test):
+            self._silence_syncs(test)
+            self.report("DYN202", test, "branch on tensor values breaks the graph (data-dependent control flow); "
+                        "use torch.where / torch.cond, or move the check out of the compiled region")
+
+    def _reads_tensor_size(self, test: ast.expr) -> bool:
+        for sub in ast.walk(test):
+            t = type(sub)
+            if t is ast.Attribute and sub.attr == "shape" and self.kind(sub.value) in TENSORISH:
+                return True
+            if t is ast.Call:
+                func = sub.func
+                if isinstance(func, ast.Attribute) and func.attr in ops.SIZE_METHODS:
+                    receiver = self.kind(func.value)
+                    if receiver in TENSORISH or (receiver is None and (func.attr != "size" or sub.args)):
+                        return True
+                elif isinstance(func, ast.Name) and func.id == "len" and sub.args and self.qualname(func) == "len":
+                    if self.kind(sub.args[0]) in TENSORISH:
+                        return True
+            elif t is ast.Name and self.lookup(sub.id) == SIZE:
+                return True
+        return False
+
+    def _depends_on_values(self, test: ast.expr) -> bool:
+        t = type(test)
+        if t is ast.BoolOp:
+            return any(self._depends_on_values(v) for v in test.values)
+        if t is ast.UnaryOp and isinstance(test.op, ast.Not):
+            return self._depends_on_values(test.operand)
+        if t is ast.Compare:
+            if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in test.ops):
+                return False
+            return any(self.kind(v) in TENSORISH or self.kind(v) == DATA for v in [test.left, *test.comparators])
+        return self.kind(test) in TENSORISH or self.kind(test) == DATA
+
+    def check_loop_iterable(self, iterable: ast.expr) -> None:
+        node = iterable
+        if isinstance(node, ast.Call):
+            qual = self.qualname(node.func)
+            if qual == "range":
+                if any(self._reads_tensor_size(a) and self.kind(a) not in DATA_DERIVED for a in node.args):
+                    self.report("DYN203", iterable, "loop over range(<tensor size>) is unrolled by the compiler and "
+                                "recompiles for every new size; vectorize it over the dimension")
+                return
+            if qual in ops.ITERATION_WRAPPERS:
+                if any(self.kind(a) in TENSORISH for a in node.args):
+                    self.report("DYN203", iterable, "iterating a tensor unrolls one step per row and recompiles for "
+                                "every new size; vectorize over the dimension")
+                return
+            if qual in ops.TENSOR_ITERATION_FUNCTIONS:
+                self.report("DYN203", iterable, f"looping over `{qual}` unrolls one step per piece and recompiles "
+                            "for every new size; vectorize over the dimension")
+                return
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ops.TENSOR_ITERATION_METHODS:
+                receiver = self.kind(node.func.value)
+                if receiver in TENSORISH or (receiver is None and node.func.attr != "split"):
+                    self.report("DYN203", iterable, f"looping over `.{node.func.attr}()` unrolls one step per piece "
+                                "and recompiles for every new size; vectorize over the dimension")
+                return
+        if self.kind(node) in TENSORISH:
+            self.report("DYN203", iterable, "iterating a tensor unrolls one step per row and recompiles for every "
+                        "new size; vectorize over the dimension")
+
+
+# ---------------------------------------------------------------------- helpers
+_PY_DISPLAYS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
+                          ast.JoinedStr, ast.GeneratorExp})
+_BUILTIN_NAMES = frozenset({"len", "int", "float", "bool", "complex", "range", "max", "min", "abs", "round", "sum",
+                            "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "hasattr",
+                            "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"})
+_CANONICAL_PREFIXES = (
+    ("torch.nn.functional.", "torch.nn.functional."),
+    ("torch.functional.", "torch."),
+)
+
+
+def _canonical(qualified: str) -> str:
+    """Map re-exports to one spelling (torch.functional.unique -> torch.unique)."""
+    if qualified.startswith("torch.functional."):
+        return "torch." + qualified[len("torch.functional."):]
+    if qualified.startswith("torch.utils.data.dataloader."):
+        return "torch.utils.data." + qualified[len("torch.utils.data.dataloader."):]
+    if qualified.startswith("torchvision.ops.boxes."):
+        return "torchvision.ops." + qualified[len("torchvision.ops.boxes."):]
+    return qualified
+
+
+def local_inherit(local_classes, node) -> bool:
+    return False
+
+
+def _tensor_method_kind(receiver: str, method: str, node: ast.Call) -> str | None:
+    if method in ops.SIZE_METHODS:
+        return SIZE
+    if method in ops.RANK_METHODS or method in ops.META_METHODS:
+        return PY
+    if method in ops.DATA_METHODS:
+        return DATA
+    if method == "numpy":
+        return NDARRAY
+    if method in ops.MASK_METHODS:
+        return MASK
+    if method in ("any", "all"):
+        return MASK if node.args or node.keywords else SCALAR_TENSOR
+    if method in ops.FULL_REDUCTIONS and not node.args and not _has_keyword(node, "dim", "axis"):
+        return SCALAR_TENSOR
+    if receiver == MASK and method in ops.MASK_PRESERVING_METHODS:
+        return MASK
+    if receiver == SCALAR_TENSOR and method in ops.MASK_PRESERVING_METHODS:
+        return SCALAR_TENSOR
+    if method in ("float", "double", "half", "bfloat16", "long", "int", "to", "type_as", "abs", "neg",
+                  "exp", "log", "sqrt", "sigmoid", "relu", "clamp", "detach", "clone", "cpu", "cuda"):
+        return SCALAR_TENSOR if receiver == SCALAR_TENSOR else TENSOR
+    return TENSOR
+
+
+def _combine_binop(left: str | None, right: str | None, op: ast.operator) -> str | None:
+    kinds = (left, right)
+    if MASK in kinds and isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and all(k in (MASK, SCALAR_TENSOR, PY) for k in kinds):
+        return MASK
+    if TENSOR in kinds or MASK in kinds:
+        return TENSOR
+    if SCALAR_TENSOR in kinds:
+        return SCALAR_TENSOR if all(k in (SCALAR_TENSOR, PY, SIZE, DATA) for k in kinds) else None
+    if NDARRAY in kinds:
+        return NDARRAY
+    if DATA in kinds:
+        return DATA if all(k in (DATA, PY, SIZE) for k in kinds) else None
+    if SIZE in kinds:
+        return SIZE if all(k in (SIZE, PY) for k in kinds) else None
+    if left == PY and right == PY:
+        return PY
+    return None
+
+
+def _unpacked_kind(kind: str | None) -> str | None:
+    if kind in TENSORISH:
+        return TENSOR
+    if kind in (SIZE, DATA, NDARRAY):
+        return kind
+    return None
+
+
+def _iteration_kind(kind: str | None) -> str | None:
+    if kind in TENSORISH:
+        return TENSOR
+    if kind in (SIZE, DATA):
+        return kind
+    return None
+
+
+def _size_elements(node: ast.expr):
+    if isinstance(node, (ast.Tuple, ast.List)):
+        for element in node.elts:
+            yield element.value if isinstance(element, ast.Starred) else element
+    elif isinstance(node, ast.Starred):
+        yield node.value
+    else:
+        yield node
+
+
+def _keyword(node: ast.Call, name: str) -> ast.expr | None:
+    for keyword in node.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+def _has_keyword(node: ast.Call, *names: str) -> bool:
+    return any(k.arg in names for k in node.keywords)
+
+
+def _argument(node: ast.Call, index: int, name: str) -> ast.expr | None:
+    value = _keyword(node, name)
+    if value is not None:
+        return value
+    positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+    return positional[index] if index < len(positional) and len(positional) == len(node.args) else None
+
+
+def _is_constant(node: ast.expr, value) -> bool:
+    return isinstance(node, ast.Constant) and node.value is value if value in (None, True, False) else (
+        isinstance(node, ast.Constant) and type(node.value) is type(value) and node.value == value)
+
+
+def _only_raises(body: list[ast.stmt]) -> bool:
+    statements = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return bool(statements) and all(isinstance(s, ast.Raise) for s in statements)
+
+
+def _is_staticmethod(node) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+_DISPATCH = {
+    getattr(ast, name[len("visit_"):]): function
+    for name, function in vars(Analyzer).items()
+    if name.startswith("visit_") and name != "visit_all" and name != "visit_target"
+    and hasattr(ast, name[len("visit_"):])
+}
+
+
+def analyze(tree: ast.AST, lines: list[str], dynamic_ops=()) -> list[Finding]:
+    """All findings for a parsed module (unsorted, no noqa/selection applied)."""
+    return Analyzer(lines, dynamic_ops).run(tree)

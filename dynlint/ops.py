@@ -1,0 +1,230 @@
+"""What dynlint knows about PyTorch ops, kept as data.
+
+Every table here is keyed by *qualified* names (after import/alias
+resolution) or by tensor method names.  The checker reads these tables; adding
+knowledge about an op should mean editing a table, not the visitor.
+"""
+
+from __future__ import annotations
+
+# --- ops whose output shape depends on tensor values ------------------------
+
+#: qualified function -> (code, what to do instead)
+DYNAMIC_FUNCTIONS: dict[str, tuple[str, str]] = {
+    "torch.nonzero": ("DYN102", "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions"),
+    "torch.argwhere": ("DYN102", "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions"),
+    "torch.unique": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (sort + mask, one_hot(num_classes=...))"),
+    "torch.functional.unique": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (sort + mask, one_hot(num_classes=...))"),
+    "torch.unique_consecutive": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (diff + mask)"),
+    "torch.functional.unique_consecutive": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (diff + mask)"),
+    "torch.masked_select": ("DYN104", "use torch.where(mask, x, 0) with a masked reduction"),
+    "torch.bincount": ("DYN105", "use torch.histc, or scatter_add_ into a tensor of fixed length (minlength does not make it static)"),
+    "torchvision.ops.nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
+    "torchvision.ops.batched_nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
+    "torchvision.ops.boxes.nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
+    "torchvision.ops.boxes.batched_nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
+    "torch.ops.torchvision.nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
+}
+
+#: tensor method -> (code, what to do instead, tensor_specific)
+#: ``tensor_specific``: no common non-tensor type has this method, so an
+#: unknown receiver is reported too; otherwise the receiver must be a known tensor
+#: (numpy arrays have ``nonzero``, pandas objects have ``unique``).
+DYNAMIC_METHODS: dict[str, tuple[str, str, bool]] = {
+    "nonzero": ("DYN102", "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions", False),
+    "argwhere": ("DYN102", "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions", True),
+    "unique": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation", False),
+    "unique_consecutive": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation", True),
+    "masked_select": ("DYN104", "use torch.where(mask, x, 0) with a masked reduction", True),
+    "bincount": ("DYN105", "use torch.histc, or scatter_add_ into a tensor of fixed length", True),
+}
+
+#: qualified functions whose output shape is data-dependent only in some call forms
+REPEAT_INTERLEAVE = "torch.repeat_interleave"
+ONE_HOT = "torch.nn.functional.one_hot"
+WHERE = "torch.where"
+
+# --- type inference ---------------------------------------------------------
+
+#: qualified torch functions returning a boolean tensor
+MASK_FUNCTIONS = frozenset(
+    "torch." + n
+    for n in (
+        "isnan isinf isfinite isposinf isneginf isreal isin isclose signbit "
+        "logical_and logical_or logical_not logical_xor "
+        "eq ne gt lt ge le greater less greater_equal less_equal not_equal"
+    ).split()
+)
+
+#: tensor methods returning a boolean tensor
+MASK_METHODS = frozenset(
+    (
+        "bool isnan isinf isfinite isposinf isneginf isreal isin isclose signbit "
+        "logical_and logical_or logical_not logical_xor "
+        "eq ne gt lt ge le greater less greater_equal less_equal not_equal"
+    ).split()
+)
+
+#: tensor methods that keep a boolean tensor boolean (layout/device moves)
+MASK_PRESERVING_METHODS = frozenset(
+    (
+        "clone detach contiguous view reshape flatten squeeze unsqueeze expand expand_as "
+        "permute transpose t T mT cpu cuda to_dense unbind_copy repeat flip roll "
+        "logical_not any all"
+    ).split()
+)
+
+#: reductions that give a 0-d tensor when called with no dim
+FULL_REDUCTIONS = frozenset(
+    "sum mean max min amax amin prod std var norm argmax argmin median nanmedian nansum nanmean "
+    "logsumexp count_nonzero all any".split()
+)
+
+#: tensor methods/attributes that are static metadata (Python values known at trace time)
+SIZE_METHODS = frozenset("size numel nelement".split())     # data-independent sizes
+RANK_METHODS = frozenset("dim ndimension".split())           # rank: static even with dynamic shapes
+META_METHODS = frozenset(
+    "is_contiguous is_floating_point is_complex is_signed element_size get_device data_ptr "
+    "stride storage_offset type is_pinned is_shared is_set_to".split()
+)
+META_ATTRIBUTES = frozenset(
+    "dtype device ndim is_cuda is_cpu is_sparse is_quantized is_meta requires_grad layout names "
+    "is_leaf grad_fn itemsize nbytes".split()
+)
+TENSOR_ATTRIBUTES = frozenset("T mT H mH data real imag grad".split())
+
+#: tensor methods that copy a value to the host
+HOST_SYNC_METHODS: dict[str, bool] = {  # name -> tensor_specific
+    "item": False,
+    "tolist": False,
+    "numpy": True,
+}
+HOST_SYNC_BUILTINS = frozenset({"int", "float", "bool", "complex"})
+
+#: tensor methods that return Python data computed from values (not tensors)
+DATA_METHODS = frozenset({"item", "tolist", "equal", "allclose"})
+
+#: methods returning a sequence of tensors (unpacking gives tensors)
+TENSOR_SEQUENCE_METHODS = frozenset("unbind split chunk tensor_split sort topk max min kthvalue mode median".split())
+
+#: qualified torch names that do NOT return a tensor.  Prefixes end with ".".
+NON_TENSOR_TORCH_PREFIXES = (
+    "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.jit.", "torch.compiler.",
+    "torch._dynamo.", "torch.utils.", "torch.optim.", "torch.autograd.", "torch.profiler.",
+    "torch.multiprocessing.", "torch.hub.", "torch.onnx.", "torch.fx.", "torch.export.",
+    "torch.library.", "torch.testing.", "torch.xpu.", "torch.mps.", "torch.amp.", "torch.cpu.",
+    "torch.overrides.", "torch.package.", "torch.serialization.", "torch.random.", "torch.types.",
+)
+NON_TENSOR_TORCH = frozenset(
+    "torch." + n
+    for n in (
+        "is_tensor is_storage is_floating_point is_complex is_nonzero is_grad_enabled "
+        "is_inference_mode_enabled are_deterministic_algorithms_enabled get_default_dtype "
+        "get_default_device set_default_dtype set_default_device manual_seed seed initial_seed "
+        "set_grad_enabled no_grad enable_grad inference_mode device dtype finfo iinfo Size "
+        "compile save load set_printoptions get_num_threads set_num_threads "
+        "use_deterministic_algorithms autocast typename numel get_rng_state set_rng_state "
+        "cond vmap func broadcast_shapes result_type promote_types can_cast "
+        "set_float32_matmul_precision get_float32_matmul_precision is_autocast_enabled "
+        "Generator Stream Event"
+    ).split()
+)
+#: torch functions returning Python data computed from tensor values
+DATA_TORCH_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
+
+#: base classes that make a class an nn.Module (last component, after resolution)
+MODULE_BASE_QUALNAMES = frozenset({
+    "torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential",
+    "torch.nn.ModuleList", "torch.nn.ModuleDict",
+})
+MODULE_BASE_SUFFIXES = ("PreTrainedModel", "LightningModule")
+
+#: base classes whose __getitem__/__iter__ run on the host, in data workers
+DATASET_BASE_QUALNAMES = frozenset({
+    "torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
+    "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset",
+    "torch.utils.data.TensorDataset", "torch.utils.data.IterDataPipe", "torch.utils.data.MapDataPipe",
+})
+HOST_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__len__"})
+HOST_CALLBACK_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
+
+#: annotations that mean "a tensor" / "not a tensor"
+TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
+                                "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+PY_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",
+                            "List", "Dict", "Tuple", "Set", "Sequence", "Callable",
+                            "typing.List", "typing.Dict", "typing.Tuple", "typing.Sequence", "typing.Callable"})
+
+# --- sizes (DYN302) -----------------------------------------------------------
+
+ALL_POSITIONAL = -1
+
+#: qualified function -> (positional indexes that are sizes (ALL_POSITIONAL = all), size keywords)
+SIZE_ARGUMENT_FUNCTIONS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
+    "torch.arange": ((ALL_POSITIONAL,), frozenset({"start", "end", "step"})),
+    "torch.zeros": ((ALL_POSITIONAL,), frozenset({"size"})),
+    "torch.ones": ((ALL_POSITIONAL,), frozenset({"size"})),
+    "torch.empty": ((ALL_POSITIONAL,), frozenset({"size"})),
+    "torch.rand": ((ALL_POSITIONAL,), frozenset({"size"})),
+    "torch.randn": ((ALL_POSITIONAL,), frozenset({"size"})),
+    "torch.full": ((0,), frozenset({"size"})),
+    "torch.randint": ((), frozenset({"size"})),
+    "torch.randperm": ((0,), frozenset({"n"})),
+    "torch.eye": ((0, 1), frozenset({"n", "m"})),
+    "torch.linspace": ((2,), frozenset({"steps"})),
+    "torch.logspace": ((2,), frozenset({"steps"})),
+    "torch.narrow": ((2, 3), frozenset({"start", "length"})),
+    "torch.split": ((1,), frozenset({"split_size_or_sections"})),
+    "torch.tensor_split": ((1,), frozenset({"indices_or_sections", "sections", "indices"})),
+    "torch.topk": ((1,), frozenset({"k"})),
+    "torch.reshape": ((1,), frozenset({"shape"})),
+    "torch.nn.functional.pad": ((1,), frozenset({"pad"})),
+    "torch.nn.functional.interpolate": ((1,), frozenset({"size"})),
+    "range": ((ALL_POSITIONAL,), frozenset()),
+}
+
+#: tensor method -> (positional indexes that are sizes, size keywords)
+SIZE_ARGUMENT_METHODS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
+    "view": ((ALL_POSITIONAL,), frozenset({"size"})),
+    "reshape": ((ALL_POSITIONAL,), frozenset({"shape"})),
+    "expand": ((ALL_POSITIONAL,), frozenset({"size"})),
+    "repeat": ((ALL_POSITIONAL,), frozenset({"repeats"})),
+    "new_zeros": ((0,), frozenset({"size"})),
+    "new_ones": ((0,), frozenset({"size"})),
+    "new_empty": ((0,), frozenset({"size"})),
+    "new_full": ((0,), frozenset({"size"})),
+    "narrow": ((1, 2), frozenset({"start", "length"})),
+    "split": ((0,), frozenset({"split_size", "split_size_or_sections"})),
+    "tensor_split": ((0,), frozenset({"indices_or_sections", "sections", "indices"})),
+    "topk": ((0,), frozenset({"k"})),
+    "unflatten": ((1,), frozenset({"sizes"})),
+}
+
+# --- loops (DYN203) -------------------------------------------------------------
+
+#: methods/functions whose result, when iterated, unrolls over a tensor dimension
+TENSOR_ITERATION_METHODS = frozenset({"unbind", "split", "tensor_split"})
+TENSOR_ITERATION_FUNCTIONS = frozenset({"torch.unbind", "torch.split", "torch.tensor_split"})
+ITERATION_WRAPPERS = frozenset({"enumerate", "zip", "reversed"})
+
+# --- inputs (DYN4xx) and compile (DYN5xx) -------------------------------------------
+
+DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+#: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last)
+DATALOADER_POSITIONS = {"batch_size": 1, "batch_sampler": 4, "collate_fn": 6, "drop_last": 8}
+
+PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
+PADDING_COLLATORS = frozenset({
+    "transformers.DataCollatorWithPadding",
+    "transformers.DataCollatorForTokenClassification",
+    "transformers.DataCollatorForSeq2Seq",
+    "transformers.data.data_collator.DataCollatorWithPadding",
+    "transformers.data.data_collator.DataCollatorForTokenClassification",
+    "transformers.data.data_collator.DataCollatorForSeq2Seq",
+})
+PAD_TO_LONGEST_VALUES = (True, "longest")
+
+COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+
+#: modules that count as "this file uses torch"
+TORCH_MODULE_ROOTS = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "functorch"})
