@@ -801,8 +801,8 @@ class Analyzer:
         elif qual in ops.PADDING_COLLATORS:
             self._check_padding_collator(qual, node)
         elif qual in ops.COMPILE_FUNCTIONS:
-            dynamic_arg = _keyword(node, "dynamic")
-            if isinstance(dynamic_arg, ast.Constant) and dynamic_arg.value is True:
+            dynamic_arg = _keyword_node(node, "dynamic")
+            if dynamic_arg is not None and _is_constant(dynamic_arg.value, True):
                 self.report("DYN501", dynamic_arg, "`dynamic=True` compiles every dimension as dynamic (slower "
                             "kernels, more guards); use torch._dynamo.mark_dynamic on the dimensions that vary",
                             fix_node=node)
@@ -895,17 +895,16 @@ class Analyzer:
                     "pad_to_multiple_of=<n> or padding=\"max_length\" (see dynlint.runtime.buckets)")
 
     def _check_padding_keyword(self, qual: str | None, node: ast.Call) -> None:
-        padding = _keyword(node, "padding")
-        if padding is None or not isinstance(padding, ast.Constant) or padding.value not in ops.PAD_TO_LONGEST_VALUES:
-            return
-        if padding.value is not True and padding.value != "longest":
+        padding_keyword = _keyword_node(node, "padding")
+        padding = padding_keyword.value if padding_keyword is not None else None
+        if not isinstance(padding, ast.Constant) or not (padding.value is True or padding.value == "longest"):
             return
         if qual is not None and (qual.startswith("torch.") or qual in ops.PADDING_COLLATORS):
             return
         has_max_length = _keyword(node, "max_length") is not None
         advice = ('use padding="max_length"' if has_max_length
                   else 'pass padding="max_length" with max_length=<n>, or pad_to_multiple_of=<n>')
-        self.report("DYN402", padding, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
+        self.report("DYN402", padding_keyword, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
                     f"{advice}", fix_node=node)
 
     def check_branch_test(self, test: ast.expr, body: list[ast.stmt] | None) -> None:
@@ -1079,6 +1078,13 @@ def _keyword(node: ast.Call, name: str) -> ast.expr | None:
     for keyword in node.keywords:
         if keyword.arg == name:
             return keyword.value
+    return None
+
+
+def _keyword_node(node: ast.Call, name: str) -> ast.keyword | None:
+    for keyword in node.keywords:
+        if keyword.arg == name:
+            return keyword
     return None
 
 
