@@ -332,6 +332,8 @@ class Analyzer:
             return NDARRAY
         if root != "torch":
             return None
+        if "._" in qual:
+            return None  # private APIs (torch._foreach_*, torch._custom_ops.*): no promise about what they return
         if qual in ops.MASK_FUNCTIONS:
             return MASK
         if qual in ops.DATA_TORCH_FUNCTIONS:
@@ -457,7 +459,7 @@ class Analyzer:
                 scope.bindings[arg.arg] = None
                 continue
             kind = self._annotation_kind(arg.annotation)
-            if kind is None and is_forward:
+            if kind is None and is_forward and arg.annotation is None:
                 if default is None or (isinstance(default, ast.Constant) and default.value is None):
                     kind = TENSOR
                 elif isinstance(default, ast.Constant):
@@ -811,6 +813,8 @@ class Analyzer:
         self._check_padding_keyword(qual, node)
 
     def _check_method_call(self, method: str, node: ast.Call) -> None:
+        if isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "cls"):
+            return  # the class's own methods and submodules, not tensor methods
         receiver = self.kind(node.func.value)
         if receiver in NOT_TENSOR:
             return

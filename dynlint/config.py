@@ -37,12 +37,14 @@ class Settings:
 
     def enabled_codes(self, relpath: str | None = None) -> frozenset[str]:
         """Codes active for a file (``relpath`` relative to ``root``, '/'-separated)."""
-        codes = self.select | {"DYN000"}
+        codes = self.select
         if relpath is not None:
             for pattern, ignored in self.per_file_ignores:
                 if _glob_match(relpath, pattern):
                     codes = codes - ignored
-        return frozenset(codes)
+        # An unreadable/unparsable file is always reported, like ruff's syntax
+        # errors; `exclude` is the way to skip such files.
+        return frozenset(codes | {"DYN000"})
 
     def is_excluded(self, relpath: str) -> bool:
         """Whether a discovered file or directory matches an ``exclude`` glob."""
