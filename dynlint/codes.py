@@ -33,7 +33,7 @@ _TABLE = [
     ("DYN202", "data-dependent-branch", "A branch on tensor values breaks the graph"),
     ("DYN203", "size-dependent-loop", "A loop over a tensor's size is unrolled per size"),
     ("DYN301", "host-sync", "Copying a tensor value to the host syncs and breaks the graph"),
-    ("DYN302", "data-dependent-size", "A size computed from tensor data"),
+    ("DYN302", "data-dependent-size", "A size computed from tensor data makes shapes data-dependent"),
     ("DYN401", "dataloader-partial-batch", "DataLoader keeps a short last batch"),
     ("DYN402", "pad-to-longest", "Padding to the longest item gives one shape per batch"),
     ("DYN501", "compile-dynamic-true", "torch.compile(dynamic=True) compiles everything dynamic"),
