@@ -231,7 +231,7 @@ def _load_text(path, column, UsageError):
     if not rows:
         return [], []
     header = None
-    if not all(_is_number(f) for f in rows[0][1]):
+    if _looks_like_header(rows[0][1], rows[1][1] if len(rows) > 1 else None):
         header = rows[0][1]
         rows = rows[1:]
     width = len(header) if header is not None else len(rows[0][1]) if rows else 1
@@ -246,6 +246,19 @@ def _load_text(path, column, UsageError):
         values.append(float(field))
         where.append(line_number)
     return values, where
+
+
+def _looks_like_header(first, second) -> bool:
+    """A first row is a header when it has a word where the next row has a number.
+
+    (A column of ids such as ``x0, x1`` is words in every row: data, not a header.)
+    """
+    words = [i for i, field in enumerate(first) if not _is_number(field)]
+    if not words:
+        return False
+    if second is None:
+        return len(words) == len(first)
+    return any(i < len(second) and _is_number(second[i]) for i in words)
 
 
 def _column_index(column, header, width, path, UsageError) -> int:
