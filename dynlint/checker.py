@@ -212,8 +212,11 @@ class Analyzer:
                 self.bind(item.value if isinstance(item, ast.Starred) else item,
                           element if not isinstance(item, ast.Starred) else None)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            # Only submodules and tensors are worth remembering: other attributes set in __init__ are
+            # configuration, constant by the time forward runs.
             if self.classes:
-                self.classes[-1].attr_kinds[target.attr] = kind
+                self.classes[-1].attr_kinds[target.attr] = (
+                    kind if kind == MODULE else TENSOR if kind in TENSORISH else None if kind is None else PY)
 
     # ------------------------------------------------------------------ kinds
     def kind(self, node: ast.AST) -> str | None:
@@ -340,7 +343,7 @@ class Analyzer:
             return DATA
         if qual in ops.NON_TENSOR_TORCH or qual.startswith(ops.NON_TENSOR_TORCH_PREFIXES):
             return PY
-        last = qual.rsplit(".", 1)[-1]
+        namespace, _, last = qual.rpartition(".")
         if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional."):
             if qual in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
                 return TENSOR
@@ -349,6 +352,8 @@ class Analyzer:
             if qual.startswith("torch.nn.utils.rnn."):
                 return None
             return None if qual.startswith(("torch.nn.init.", "torch.nn.utils.")) else TENSOR
+        if namespace not in ops.TENSOR_NAMESPACES:
+            return None  # torch.version.cuda.split(...), torch.ops.* and the like
         if last[:1].isupper() and qual not in ("torch.Tensor",):
             return None  # classes: torch.Generator(...), torch.Size(...) handled above
         if last in ops.FULL_REDUCTIONS and len(args) <= 1 and not _has_keyword(node, "dim", "axis"):
@@ -360,8 +365,10 @@ class Analyzer:
         if name == "len":
             if kinds and (kinds[0] in TENSORISH):
                 return SIZE
-            if kinds and kinds[0] in (SIZE, DATA):
-                return kinds[0] if kinds[0] == DATA else PY
+            if kinds and kinds[0] == DATA:
+                return SIZE  # len(t.tolist()) is a tensor size
+            if kinds and kinds[0] == SIZE:
+                return PY  # len(x.shape) is the rank
             return PY
         if name in ops.HOST_SYNC_BUILTINS:
             if not kinds:
@@ -1044,7 +1051,7 @@ def _combine_binop(left: str | None, right: str | None, op: ast.operator) -> str
     if NDARRAY in kinds:
         return NDARRAY
     if DATA in kinds:
-        return DATA if all(k in (DATA, PY, SIZE) for k in kinds) else None
+        return DATA  # data-derived stays data-derived whatever the other operand
     if SIZE in kinds:
         return SIZE if all(k in (SIZE, PY) for k in kinds) else None
     if left == PY and right == PY:

@@ -107,6 +107,10 @@ DATA_METHODS = frozenset({"item", "tolist", "equal", "allclose"})
 #: methods returning a sequence of tensors (unpacking gives tensors)
 TENSOR_SEQUENCE_METHODS = frozenset("unbind split chunk tensor_split sort topk max min kthvalue mode median".split())
 
+#: namespaces whose functions return tensors (unless listed as non-tensor below)
+TENSOR_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
+                               "torch.nested", "torch.sparse", "torch.masked"})
+
 #: qualified torch names that do NOT return a tensor.  Prefixes end with ".".
 NON_TENSOR_TORCH_PREFIXES = (
     "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.jit.", "torch.compiler.",
