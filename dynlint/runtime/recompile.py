@@ -1,0 +1,581 @@
+"""Which modules of a model recompile, and why: a hook-based detector for every backend.
+
+``detect_recompilation_auto_model(model)`` has the call shape of Gaudi's tool:
+it instruments every submodule, each call of the model is one step, and
+``model.analyse_dynamicity()`` prints the two tables.  Backends:
+
+* ``"trace"`` (eager CPU/CUDA): emulates a lazy-mode graph cache.  While the
+  model runs, one TorchDispatchMode records every aten op with its input and
+  output shapes; the ops a module call ran are that module's graph.  A new
+  graph for an input signature already seen means something inside depends on
+  tensor values (the op that differed is named with the user line).
+* ``"shapes"``: only input/output signatures; cheap, but blind to a dynamic op
+  whose output shape is static again (``x[x > 0].sum()``).
+* ``"compile"``: a model compiled with ``torch.compile``; counts real dynamo
+  recompiles and graph breaks and attributes them to the innermost module
+  whose ``forward`` contains the reported line.
+* ``"hpu"``: Gaudi lazy mode, counting real graph compilations (untested here:
+  no Gaudi in CI; kept thin and marked).
+
+Memory stays bounded: per module only hashes of signatures and graphs, and a
+capped number of events; tensors are never kept.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import sys
+import time
+
+from dynlint.runtime.report import (
+    COMMENT_NEW_INPUT,
+    COMMENT_NEW_OUTPUT,
+    COMMENT_SAME_SHAPES,
+    Event,
+    ModuleInfo,
+    RecompileReport,
+    mark_explained_by_children,
+    merge_reports,
+)
+from dynlint.runtime.signature import format_signature, signature
+
+BACKENDS = ("hpu", "compile", "trace", "shapes")
+MAX_EVENTS = 100_000          # events kept for the tables; counts stay exact beyond it
+MAX_REFERENCE_GRAPHS = 16     # per module: op sequences kept to name the op that changed
+_ATTACHED_METHODS = ("analyse_dynamicity", "remove_hooks", "recompile_detector")
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def detect_recompilation_auto_model(model, waittime=None, csv_out="out", backend=None):
+    """Instrument ``model`` and every submodule; returns the same model object.
+
+    Adds ``model.analyse_dynamicity()`` (prints both tables, writes
+    ``<csv_out>_1.csv`` / ``<csv_out>_2.csv``, returns the report) and
+    ``model.remove_hooks()``.  ``waittime`` is Gaudi's per-call sleep; only the
+    hpu backend uses it.  ``backend`` overrides the automatic choice
+    (compiled model -> "compile", habana_frameworks importable -> "hpu", else "trace").
+    """
+    detector = RecompileDetector(model, backend=backend, waittime=waittime, csv_out=csv_out)
+    detector.attach()
+    return model
+
+
+def choose_backend(model, backend=None) -> str:
+    if backend not in (None, "auto"):
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        return backend
+    if _compiled_target(model) is not None:
+        return "compile"
+    if _hpu_available():
+        return "hpu"
+    return "trace"
+
+
+class _ModuleState:
+    """What one module has seen: hashes only, never tensors."""
+
+    __slots__ = ("info", "seen_in", "seen_out", "seen_graphs", "reference_ops", "span")
+
+    def __init__(self, info: ModuleInfo, span):
+        self.info = info
+        self.seen_in: set = set()
+        self.seen_out: set = set()
+        self.seen_graphs: set = set()
+        self.reference_ops: dict = {}   # input-signature hash -> op-key tuple of its first graph
+        self.span = span                # (abs filename, first line, last line) of forward, or None
+
+
+class _Frame:
+    __slots__ = ("state", "dynamic_below")
+
+    def __init__(self, state):
+        self.state = state
+        self.dynamic_below = False
+
+
+class RecompileDetector:
+    def __init__(self, model, backend=None, waittime=None, csv_out="out"):
+        import torch.nn as nn
+
+        compiled = _compiled_target(model)
+        self.model = model
+        self.backend = choose_backend(model, backend)
+        self.root = compiled[0] if compiled is not None else model
+        if not isinstance(self.root, nn.Module):
+            raise TypeError(f"detect_recompilation_auto_model needs an nn.Module, got {type(model).__name__}")
+        if self.backend == "compile" and compiled is None:
+            raise ValueError("backend='compile' needs a model compiled with torch.compile(model) or model.compile(); "
+                             "attach the detector to the compiled model")
+        self.waittime = waittime
+        self.csv_out = csv_out
+        self.step = -1
+        self.events: list[Event] = []
+        self.counts: dict[str, int] = {}
+        self.dropped_events = 0
+        self.calls: dict[str, int] = {}
+        self._stack: list[_Frame] = []
+        self._restore: list = []          # (object, attribute, had_own_value, old_value)
+        self._attached = False
+        self._recorder = None
+        self._capture = None
+        self._states: list[_ModuleState] = []
+        self._root_state = None
+
+    # -- attach / detach -----------------------------------------------------
+    def attach(self) -> None:
+        if self._attached:
+            return
+        for path, module in _walk(self.root, type(self.root).__name__):
+            info = ModuleInfo(path, type(module).__name__, _forward_location(module))
+            self._states.append(_ModuleState(info, _forward_span(module)))
+        self._root_state = self._states[0]
+        if self.backend == "compile":
+            self._attach_compile()
+        else:
+            if self.backend == "trace":
+                self._recorder = _make_recorder()
+            modules = [m for _, m in _walk(self.root, "")]
+            for state, module in zip(self._states, modules):
+                self._wrap(module, "forward", self._make_eager_wrapper(state, module.forward))
+        for name, value in (("analyse_dynamicity", self.analyse_dynamicity), ("remove_hooks", self.remove_hooks),
+                            ("recompile_detector", self)):
+            self._set(self.model, name, value)
+        self._attached = True
+
+    def remove_hooks(self) -> None:
+        """Put every patched attribute back exactly as it was (or remove ours)."""
+        if self._capture is not None:
+            self._capture.stop()
+            self._capture = None
+        for obj, name, had_own, old in reversed(self._restore):
+            if had_own:
+                obj.__dict__[name] = old
+            else:
+                obj.__dict__.pop(name, None)
+        self._restore.clear()
+        self._attached = False
+
+    def _set(self, obj, name, value) -> None:
+        # Write straight into the instance dict: nn.Module.__setattr__ and OptimizedModule's
+        # forwarding would put the value elsewhere, and restoring must undo exactly this.
+        had_own = name in obj.__dict__
+        self._restore.append((obj, name, had_own, obj.__dict__.get(name)))
+        obj.__dict__[name] = value
+
+    def _wrap(self, obj, name, wrapper) -> None:
+        self._set(obj, name, wrapper)
+
+    # -- eager backends (trace, shapes, hpu) ----------------------------------
+    def _make_eager_wrapper(self, state, original):
+        call = self._call_hpu if self.backend == "hpu" else self._call_eager
+
+        def forward(*args, **kwargs):
+            return call(state, original, args, kwargs)
+
+        forward.__wrapped__ = original
+        return forward
+
+    def _call_eager(self, state, original, args, kwargs):
+        outermost = not self._stack
+        if outermost and state is self._root_state:
+            self.step += 1
+        recorder = self._recorder
+        in_sig = hash(signature((args, kwargs)))
+        frame = _Frame(state)
+        if outermost and recorder is not None:
+            recorder.clear()
+            recorder.__enter__()
+        start = len(recorder.keys) if recorder is not None else 0
+        self._stack.append(frame)
+        try:
+            output = original(*args, **kwargs)
+        finally:
+            self._stack.pop()
+            if outermost and recorder is not None:
+                recorder.__exit__(*sys.exc_info())
+        try:
+            out_sig = hash(signature(output))
+            if recorder is not None:
+                ops = tuple(recorder.keys[start:])
+                graph = (in_sig, hash(ops))
+            else:
+                ops = None
+                graph = (in_sig, out_sig)
+            self._after_call(state, frame, in_sig, out_sig, graph, ops, start, args, kwargs)
+        finally:
+            if outermost and recorder is not None:
+                recorder.clear()
+        return output
+
+    def _after_call(self, state, frame, in_sig, out_sig, graph, ops, start, args, kwargs) -> None:
+        path = state.info.path
+        self.calls[path] = self.calls.get(path, 0) + 1
+        new_in = in_sig not in state.seen_in
+        new_out = out_sig not in state.seen_out
+        dynamic = False
+        if graph not in state.seen_graphs:
+            first = not state.seen_graphs     # a module's first graph is its compile, not a recompile
+            state.seen_graphs.add(graph)
+            if not first:
+                dynamic = not new_in
+                if new_in:
+                    comment, cause = COMMENT_NEW_INPUT, "input " + _short_signature(args, kwargs)
+                else:
+                    comment = COMMENT_NEW_OUTPUT if new_out else COMMENT_SAME_SHAPES
+                    cause = self._name_changed_op(state, in_sig, ops, start) if ops is not None else ""
+                self._add_event(Event(self.step, path, new_in, new_out, comment, cause, dynamic,
+                                      explained_by_child=dynamic and frame.dynamic_below))
+            if ops is not None and in_sig not in state.reference_ops \
+                    and len(state.reference_ops) < MAX_REFERENCE_GRAPHS:
+                state.reference_ops[in_sig] = ops
+        state.seen_in.add(in_sig)
+        state.seen_out.add(out_sig)
+        if self._stack and (dynamic or frame.dynamic_below):
+            self._stack[-1].dynamic_below = True
+
+    def _name_changed_op(self, state, in_sig, ops, start) -> str:
+        """The data-dependent aten op behind a new graph, with the user line that called it."""
+        recorder = self._recorder
+        reference = state.reference_ops.get(in_sig, ())
+        differ = next((i for i, (a, b) in enumerate(zip(ops, reference)) if a != b), min(len(ops), len(reference)))
+        at = start + differ
+        end = start + len(ops)
+        indices = recorder.dynamic_indices
+        # The cause is the last value-dependent op at or before the first difference
+        # (nonzero, a mask index, .item() before a branch); else the first one after it.
+        pos = bisect.bisect_right(indices, at)
+        if pos > 0 and indices[pos - 1] >= start:
+            return recorder.describe(indices[pos - 1])
+        if pos < len(indices) and indices[pos] < end:
+            return recorder.describe(indices[pos])
+        if at < end:
+            return f"first changed op: {recorder.op_name(at)}"
+        return ""
+
+    def _call_hpu(self, state, original, args, kwargs):
+        # UNTESTED PATH (no Gaudi here): brackets each call with mark_step as Gaudi's tool does and
+        # reads the graph_compilation metric; a call that compiled anything is a (re)compile.
+        import habana_frameworks.torch.core as htcore
+
+        outermost = not self._stack
+        if outermost and state is self._root_state:
+            self.step += 1
+        wait = 1.0 if self.waittime is None else float(self.waittime)
+        in_sig = hash(signature((args, kwargs)))
+        frame = _Frame(state)
+        htcore.mark_step()
+        time.sleep(wait)
+        before = _hpu_compile_count()
+        self._stack.append(frame)
+        try:
+            output = original(*args, **kwargs)
+        finally:
+            self._stack.pop()
+        htcore.mark_step()
+        time.sleep(wait)
+        compiled = _hpu_compile_count() > before
+        out_sig = hash(signature(output))
+        graph = (in_sig, out_sig) if not compiled else (in_sig, out_sig, self.step, len(self.events))
+        if not compiled and graph not in state.seen_graphs and state.seen_graphs:
+            state.seen_graphs.add(graph)      # cached graph: a new shape pair that did not compile
+        self._after_call(state, frame, in_sig, out_sig, graph, None, 0, args, kwargs)
+        return output
+
+    # -- compile backend ----------------------------------------------------
+    def _attach_compile(self) -> None:
+        from dynlint.runtime.dynamo_events import DynamoCapture
+
+        _, holder, attribute = _compiled_target(self.model)
+        original = holder.__dict__[attribute]
+        self._capture = DynamoCapture(quiet=True)
+        self._capture.listeners.append(self._on_dynamo_event)
+        self._capture.start()
+        detector = self
+
+        def step_call(*args, **kwargs):
+            detector.step += 1
+            path = detector._root_state.info.path
+            detector.calls[path] = detector.calls.get(path, 0) + 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if detector._capture is not None:
+                    detector._capture.poll()
+
+        step_call.__wrapped__ = original
+        self._wrap(holder, attribute, step_call)
+
+    def _on_dynamo_event(self, event) -> None:
+        from dynlint.runtime.dynamo_events import GraphBreak
+
+        step = max(self.step, 0)
+        if isinstance(event, GraphBreak):
+            state = self._innermost(event.filename, event.line)
+            cause = f"{_short_path(event.filename)}:{event.line}" + (f" {event.detail}" if event.detail else "")
+            self._add_event(Event(step, state.info.path, False, False, f"Graph break: {event.reason}", cause, True))
+            return
+        if not event.is_recompile:
+            return
+        state = self._innermost(event.co_filename, event.co_firstlineno)
+        reason = " ".join(event.recompile_reason.split())
+        size_driven = bool(event.size_mismatches()) or "size()" in reason
+        comment = COMMENT_NEW_INPUT if size_driven else COMMENT_SAME_SHAPES
+        cause = f"{event.co_name}: {reason[:240]}"
+        self._add_event(Event(step, state.info.path, size_driven, False, comment, cause, not size_driven))
+
+    def _innermost(self, filename: str, line: int) -> _ModuleState:
+        """The module whose forward source holds filename:line, the innermost (shortest span) first."""
+        filename = os.path.abspath(filename)
+        best = None
+        for state in self._states:
+            span = state.span
+            if span and span[0] == filename and span[1] <= line <= span[2]:
+                if best is None or (span[2] - span[1]) < (best.span[2] - best.span[1]):
+                    best = state
+        return best or self._root_state
+
+    # -- events and report --------------------------------------------------
+    def _add_event(self, event: Event) -> None:
+        self.counts[event.path] = self.counts.get(event.path, 0) + 1
+        if len(self.events) < MAX_EVENTS:
+            self.events.append(event)
+        else:
+            self.dropped_events += 1
+
+    def local_report(self) -> RecompileReport:
+        if self._capture is not None:
+            self._capture.poll()
+        events = [Event(**vars(e)) for e in self.events]
+        if self.backend == "compile":
+            mark_explained_by_children(events)
+        modules = [ModuleInfo(s.info.path, s.info.cls, s.info.location, self.calls.get(s.info.path, 0))
+                   for s in self._states]
+        return RecompileReport(self.backend, self.step + 1, modules, events, dropped_events=self.dropped_events,
+                               counts=dict(self.counts))
+
+    def analyse_dynamicity(self, csv_out=..., print_tables: bool = True, file=None) -> RecompileReport:
+        """Print both tables, write the CSV files, return the report.
+
+        Under an initialized torch.distributed process group every rank must call
+        this; rank 0 gathers all ranks and prints per rank and merged, the other
+        ranks return their own report and print nothing.
+        """
+        csv_out = self.csv_out if csv_out is ... else csv_out
+        report = self.local_report()
+        gathered = _gather_to_rank0(report)
+        if gathered is None:          # a non-zero rank
+            return report
+        report = gathered
+        if print_tables:
+            report.print_tables(file=file)
+        if csv_out:
+            report.write_csv(str(csv_out))
+        return report
+
+
+# -- trace recorder -----------------------------------------------------------
+_DATA_DEPENDENT_OPS = (
+    "nonzero", "nonzero_numpy", "argwhere", "unique", "_unique", "_unique2", "unique_dim",
+    "unique_consecutive", "unique_dim_consecutive", "masked_select", "_local_scalar_dense", "item",
+    "bincount", "repeat_interleave", "nonzero_static_fallback",
+)
+
+
+def _make_recorder():
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    tensor_type = torch.Tensor
+    dynamic_packets = set()
+    for name in _DATA_DEPENDENT_OPS:
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is not None:
+            dynamic_packets.add(packet)
+    index_packet = torch.ops.aten.index
+    where_cond_only = torch.ops.aten.where.default
+    bool_types = (torch.bool, torch.uint8)
+    internal_dirs = (os.path.dirname(torch.__file__) + os.sep, _RUNTIME_DIR + os.sep)
+
+    def meta_of(value, out):
+        if isinstance(value, tensor_type):
+            out.append(value.shape)
+            out.append(value.dtype)
+        elif isinstance(value, (list, tuple)):
+            out.append(len(value))
+            for item in value:
+                if isinstance(item, tensor_type):
+                    out.append(item.shape)
+                    out.append(item.dtype)
+                elif isinstance(item, int) or item is None:
+                    out.append(item)
+        elif isinstance(value, int) or value is None:   # sizes and flags are baked into lazy graphs
+            out.append(value)
+        elif isinstance(value, float):
+            out.append(float)
+
+    def user_location():
+        frame = sys._getframe(3)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if not filename.startswith(internal_dirs) and not filename.startswith("<"):
+                return f"{_short_path(filename)}:{frame.f_lineno}"
+            frame = frame.f_back
+        return "unknown location"
+
+    class OpRecorder(TorchDispatchMode):
+        """Records a hashable key per aten op (op, input and output shapes/dtypes) for the running step."""
+
+        def __init__(self):
+            super().__init__()
+            self.clear()
+
+        def clear(self):
+            self.keys: list[int] = []
+            self.funcs: list = []
+            self.dynamic_indices: list[int] = []
+            self.dynamic_where: dict[int, str] = {}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            output = func(*args, **(kwargs or {}))
+            meta = [func]
+            for arg in args:
+                meta_of(arg, meta)
+            if kwargs:
+                for value in kwargs.values():
+                    meta_of(value, meta)
+            meta.append("->")
+            meta_of(output, meta)
+            index = len(self.keys)
+            self.keys.append(hash(tuple(meta)))
+            self.funcs.append(func)
+            packet = func._overloadpacket
+            if packet in dynamic_packets or (func is where_cond_only and len(args) == 1) or (
+                    packet is index_packet and len(args) > 1 and any(
+                        isinstance(i, tensor_type) and i.dtype in bool_types for i in args[1] or ())):
+                self.dynamic_indices.append(index)
+                self.dynamic_where[index] = user_location()
+            return output
+
+        def op_name(self, index: int) -> str:
+            return _op_label(self.funcs[index])
+
+        def describe(self, index: int) -> str:
+            func = self.funcs[index]
+            label = _op_label(func)
+            if func._overloadpacket is index_packet:
+                label += " (boolean mask)"
+            return f"{label} at {self.dynamic_where.get(index, 'unknown location')}"
+
+    return OpRecorder()
+
+
+def _op_label(func) -> str:
+    name = str(func)            # e.g. "aten.nonzero.default"
+    return name[:-len(".default")] if name.endswith(".default") else name
+
+
+# -- helpers ------------------------------------------------------------------
+def _walk(module, path, seen=None):
+    """(path, module) in tree order; Gaudi's naming: root class name, then named_children names."""
+    if seen is None:
+        seen = {id(module)}
+    yield path, module
+    for name, child in module.named_children():
+        if id(child) in seen:       # a module shared in two places is instrumented once
+            continue
+        seen.add(id(child))
+        yield from _walk(child, f"{path}/{name}" if path else name, seen)
+
+
+def _compiled_target(model):
+    """(original module, object holding the compiled callable, attribute) or None if not compiled."""
+    try:
+        from torch._dynamo.eval_frame import OptimizedModule
+    except Exception:  # pragma: no cover - very old torch
+        return None
+    if isinstance(model, OptimizedModule) and "forward" in model.__dict__:
+        return model._orig_mod, model, "forward"
+    if getattr(model, "_compiled_call_impl", None) is not None and "_compiled_call_impl" in model.__dict__:
+        return model, model, "_compiled_call_impl"
+    return None
+
+
+def _forward_code(module):
+    forward = getattr(type(module), "forward", None)
+    forward = getattr(forward, "__func__", forward)
+    return getattr(forward, "__code__", None)
+
+
+def _forward_location(module) -> str:
+    code = _forward_code(module)
+    if code is None:
+        return ""
+    return f"{_short_path(code.co_filename)}:{code.co_firstlineno}"
+
+
+def _forward_span(module):
+    code = _forward_code(module)
+    if code is None:
+        return None
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    return (os.path.abspath(code.co_filename), code.co_firstlineno, max(lines, default=code.co_firstlineno))
+
+
+def _short_path(filename: str) -> str:
+    """torch/... for installed packages, relative to the working directory when under it."""
+    normalized = filename.replace("\\", "/")
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in normalized:
+            return normalized.split(marker, 1)[1]
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:
+        return filename
+    return filename if relative.startswith("..") else relative
+
+
+def _short_signature(args, kwargs) -> str:
+    items = [format_signature(signature(a)) for a in args]
+    items += [f"{k}={format_signature(signature(v))}" for k, v in kwargs.items()]
+    text = "(" + ", ".join(items) + ")"
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _hpu_available() -> bool:
+    import importlib.util
+
+    if importlib.util.find_spec("habana_frameworks") is None:
+        return False
+    try:
+        import habana_frameworks.torch.core  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def _hpu_compile_count() -> int:
+    # UNTESTED PATH: Gaudi's metric API, as its own tool reads it.
+    from habana_frameworks.torch.hpu.metrics import metric_global
+
+    stats = dict(metric_global("graph_compilation").stats())
+    return int(stats.get("TotalNumber", 0))
+
+
+def _gather_to_rank0(report: RecompileReport):
+    """The merged report on rank 0, None on other ranks, the report itself when not distributed."""
+    try:
+        import torch.distributed as dist
+    except Exception:
+        return report
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return report
+    rank = dist.get_rank()
+    report.rank = rank
+    payload = report.to_dict()
+    gathered = [None] * dist.get_world_size() if rank == 0 else None
+    dist.gather_object(payload, gathered, dst=0)
+    if rank != 0:
+        return None
+    return merge_reports([RecompileReport.from_dict(item) for item in gathered])
