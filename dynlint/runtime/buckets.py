@@ -362,7 +362,8 @@ def _is_sequence(value) -> bool:
 
 def _to_numpy(value) -> np.ndarray:
     if type(value).__module__.startswith("torch"):
-        value = value.detach().cpu().numpy()
+        # the collate function runs in the data pipeline, never inside a compiled region
+        value = value.detach().cpu().numpy()  # noqa: DYN301
     array = np.asarray(value)
     if array.ndim == 0:
         raise ValueError("cannot pad a scalar item; items must be sequences")
@@ -428,6 +429,10 @@ class BucketBatchSampler:
     ``batch_size`` it is fixed; with both, the smaller.  The last, short batch
     of each bucket is dropped when ``drop_last=True`` (then every shape is
     constant) and kept otherwise.
+
+    An item longer than the largest bucket raises ``ValueError``, unless
+    ``truncate=True`` puts it in the largest bucket (pair it with
+    ``bucket_collate(..., truncate=True)``).
 
     Pass it to ``DataLoader(dataset, batch_sampler=sampler, collate_fn=...)``.
     ``shuffle`` reorders items within buckets and batches across buckets, from
