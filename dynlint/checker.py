@@ -41,11 +41,14 @@ except ImportError:  # pragma: no cover - only while the module does not exist
 class _Scope:
     """Names of one function (or the module) and what they hold."""
 
-    __slots__ = ("kinds", "bindings", "host", "name")
+    __slots__ = ("kinds", "bindings", "host", "name", "assumed")
 
     def __init__(self, name: str, host: bool):
         self.name = name
         self.kinds: dict[str, str | None] = {}
+        # forward() parameters taken to be tensors without proof: good enough to type what is
+        # derived from them (x.sum(), x > 0), not to judge the bare name itself (a flag, a size, a list)
+        self.assumed: set[str] = set()
         self.bindings: dict[str, ast.expr | None] = {}
         self.host = host
 
@@ -200,14 +203,24 @@ class Analyzer:
 
     def bind(self, target: ast.AST, kind: str | None, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
+            previous = self.scope.kinds.get(target.id, kind)
+            if self.control_depth and previous != kind:
+                kind = None  # bound differently on different paths: unknown after the branch
             self.scope.kinds[target.id] = kind
-            if value is not None and self.control_depth == 0 and target.id not in self.scope.bindings:
+            if value is not None and self._is_module_call(value):
+                self.scope.assumed.add(target.id)  # often a tensor, but also tuples and ModelOutputs
+            else:
+                self.scope.assumed.discard(target.id)
+            if value is not None and self.control_depth == 0 and target.id not in self.scope.bindings \
+                    and self._is_plain_assignment():
                 self.scope.bindings[target.id] = value
             else:  # rebound, or bound under a branch/loop: the value at a later point is not known
                 self.scope.bindings[target.id] = None
             self.aliases.pop(target.id, None) if target.id in self.aliases and self.scope is self.module_scope else None
         elif isinstance(target, (ast.Tuple, ast.List)):
             element = _unpacked_kind(kind)
+            if value is not None and self._is_module_call(value):
+                element = None  # out, (h, c) = self.lstm(x): the parts' types are unknown
             for item in target.elts:
                 self.bind(item.value if isinstance(item, ast.Starred) else item,
                           element if not isinstance(item, ast.Starred) else None)
@@ -227,6 +240,16 @@ class Analyzer:
         result = self._infer(node)
         cache[key] = result
         return result
+
+    def _is_module_call(self, node: ast.AST) -> bool:
+        return type(node) is ast.Call and self.qualname(node.func) is None and self.kind(node.func) == MODULE
+
+    def value_kind(self, node: ast.AST) -> str | None:
+        """Kind of an expression judged as a value in its own right: a bare forward() parameter
+        that is only assumed to be a tensor counts as unknown."""
+        if type(node) is ast.Name and node.id in self.scope.assumed:
+            return None
+        return self.kind(node)
 
     def _infer(self, node: ast.AST) -> str | None:
         t = type(node)
@@ -441,6 +464,14 @@ class Analyzer:
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def _is_plain_assignment(self) -> bool:
+        """The statement being visited is ``name = value`` with a single target."""
+        for node in reversed(self.stack):
+            if isinstance(node, ast.stmt):
+                return isinstance(node, (ast.Assign, ast.AnnAssign)) and len(getattr(node, "targets", [None])) == 1 \
+                    and isinstance(getattr(node, "targets", [node.target if hasattr(node, "target") else None])[0], ast.Name)
+        return False
+
     def bind_name_in_parent(self, name: str) -> None:
         scope = self.scope
         scope.kinds[name] = None
@@ -467,9 +498,10 @@ class Analyzer:
                 continue
             kind = self._annotation_kind(arg.annotation)
             if kind is None and is_forward and arg.annotation is None:
-                if default is None or (isinstance(default, ast.Constant) and default.value is None):
+                if default is None:
                     kind = TENSOR
-                elif isinstance(default, ast.Constant):
+                    scope.assumed.add(arg.arg)
+                elif isinstance(default, ast.Constant) and default.value is not None:
                     kind = PY
             scope.kinds[arg.arg] = kind
             scope.bindings[arg.arg] = None
@@ -565,7 +597,7 @@ class Analyzer:
         kind = self.kind(node.value)
         for target in node.targets:
             self.visit_target(target)
-            self.bind(target, kind, node.value if len(node.targets) == 1 else None)
+            self.bind(target, kind, node.value)
         self._record_register_buffer_like(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -760,7 +792,7 @@ class Analyzer:
                 if base not in TENSORISH and base is not None:
                     continue
                 for bound in (element.lower, element.upper, element.step):
-                    if bound is not None and self.kind(bound) in DATA_DERIVED:
+                    if bound is not None and self.value_kind(bound) in DATA_DERIVED:
                         self._silence_syncs(bound)
                         self.report("DYN302", bound, "slice bound computed from tensor data gives a data-dependent "
                                     "shape; slice with sizes from .shape, or use torch.where/masking over the full tensor")
@@ -799,7 +831,7 @@ class Analyzer:
             self.report("DYN105", node, f"`{qual}` is declared in extend-dynamic-ops as having a data-dependent output "
                         "shape; move it out of the compiled region or give it a fixed output size")
         elif qual in ops.HOST_SYNC_BUILTINS:
-            if node.args and self.kind(node.args[0]) in TENSORISH and id(node) not in self.silenced_syncs:
+            if node.args and self.value_kind(node.args[0]) in TENSORISH and id(node) not in self.silenced_syncs:
                 self.report("DYN301", node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
                             "break); keep the value as a tensor")
         elif qual in ops.DATALOADERS:
@@ -865,7 +897,7 @@ class Analyzer:
         candidates.extend(k.value for k in node.keywords if k.arg in keywords)
         for candidate in candidates:
             for value in _size_elements(candidate):
-                if self.kind(value) in DATA_DERIVED:
+                if self.value_kind(value) in DATA_DERIVED:
                     self._silence_syncs(value)
                     self.report("DYN302", value, f"size passed to {what} is computed from tensor data, so the "
                                 "output shape is data-dependent; derive sizes from .shape/.size(), or use a fixed "
@@ -930,8 +962,14 @@ class Analyzer:
                         "use torch.where / torch.cond, or move the check out of the compiled region")
 
     def _reads_tensor_size(self, test: ast.expr) -> bool:
-        for sub in ast.walk(test):
+        pending = [test]
+        while pending:
+            sub = pending.pop()
             t = type(sub)
+            if t is ast.Call and isinstance(sub.func, ast.Name) and sub.func.id == "len" and sub.args \
+                    and self.kind(sub.args[0]) == SIZE:
+                continue  # len(x.size()) / len(x.shape) is the rank: static
+            pending.extend(ast.iter_child_nodes(sub))
             if t is ast.Attribute and sub.attr == "shape" and self.kind(sub.value) in TENSORISH:
                 return True
             if t is ast.Call:
@@ -941,7 +979,7 @@ class Analyzer:
                     if receiver in TENSORISH or (receiver is None and (func.attr != "size" or sub.args)):
                         return True
                 elif isinstance(func, ast.Name) and func.id == "len" and sub.args and self.qualname(func) == "len":
-                    if self.kind(sub.args[0]) in TENSORISH:
+                    if self.value_kind(sub.args[0]) in TENSORISH:
                         return True
             elif t is ast.Name and self.lookup(sub.id) == SIZE:
                 return True
@@ -956,8 +994,9 @@ class Analyzer:
         if t is ast.Compare:
             if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in test.ops):
                 return False
-            return any(self.kind(v) in TENSORISH or self.kind(v) == DATA for v in [test.left, *test.comparators])
-        return self.kind(test) in TENSORISH or self.kind(test) == DATA
+            return any(self.value_kind(v) in TENSORISH or self.value_kind(v) == DATA
+                       for v in [test.left, *test.comparators])
+        return self.value_kind(test) in TENSORISH or self.value_kind(test) == DATA
 
     def check_loop_iterable(self, iterable: ast.expr) -> None:
         node = iterable
@@ -969,7 +1008,7 @@ class Analyzer:
                                 "recompiles for every new size; vectorize it over the dimension")
                 return
             if qual in ops.ITERATION_WRAPPERS:
-                if any(self.kind(a) in TENSORISH for a in node.args):
+                if any(self.value_kind(a) in TENSORISH for a in node.args):
                     self.report("DYN203", iterable, "iterating a tensor unrolls one step per row and recompiles for "
                                 "every new size; vectorize over the dimension")
                 return
@@ -983,7 +1022,7 @@ class Analyzer:
                     self.report("DYN203", iterable, f"looping over `.{node.func.attr}()` unrolls one step per piece "
                                 "and recompiles for every new size; vectorize over the dimension")
                 return
-        if self.kind(node) in TENSORISH:
+        if self.value_kind(node) in TENSORISH:
             self.report("DYN203", iterable, "iterating a tensor unrolls one step per row and recompiles for every "
                         "new size; vectorize over the dimension")
 
