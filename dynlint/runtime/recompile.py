@@ -120,6 +120,7 @@ class RecompileDetector:
         self._attached = False
         self._recorder = None
         self._capture = None
+        self._breaks_seen: set = set()
         self._states: list[_ModuleState] = []
         self._root_state = None
 
@@ -308,10 +309,17 @@ class RecompileDetector:
         self._wrap(holder, attribute, step_call)
 
     def _on_dynamo_event(self, event) -> None:
-        from dynlint.runtime.dynamo_events import GraphBreak
+        from dynlint.runtime.dynamo_events import GraphBreak, path_matches
 
         step = max(self.step, 0)
         if isinstance(event, GraphBreak):
+            # dynamo logs one break once per frame it was traced in; count it once per step
+            key = (step, event.filename, event.line, event.reason)
+            if key in self._breaks_seen:
+                return
+            self._breaks_seen.add(key)
+            if len(self._breaks_seen) > 4096:
+                self._breaks_seen = {key}
             state = self._innermost(event.filename, event.line)
             cause = f"{_short_path(event.filename)}:{event.line}" + (f" {event.detail}" if event.detail else "")
             self._add_event(Event(step, state.info.path, False, False, f"Graph break: {event.reason}", cause, True))
@@ -319,10 +327,17 @@ class RecompileDetector:
         if not event.is_recompile:
             return
         state = self._innermost(event.co_filename, event.co_firstlineno)
-        reason = " ".join(event.recompile_reason.split())
+        # A guard that quotes user code (e.g. "if x.shape[0] > 16") points at the module to look at.
+        for fragment, line in event.guard_locations:
+            matches = [s.span[0] for s in self._states if s.span and path_matches(fragment, s.span[0])]
+            if matches:
+                state = self._innermost(matches[0], line)
+                break
+        reason = " ".join(event.recompile_reason.split(" (user code shown is first use")[0].split())
         size_driven = bool(event.size_mismatches()) or "size()" in reason
         comment = COMMENT_NEW_INPUT if size_driven else COMMENT_SAME_SHAPES
-        cause = f"{event.co_name}: {reason[:240]}"
+        cause = f"{event.co_name}: {reason}"
+        cause = cause if len(cause) <= 200 else cause[:197] + "..."
         self._add_event(Event(step, state.info.path, size_driven, False, comment, cause, not size_driven))
 
     def _innermost(self, filename: str, line: int) -> _ModuleState:
