@@ -809,6 +809,7 @@ class Analyzer:
             self._check_qualified_call(qual, node)
         elif isinstance(func, ast.Attribute):
             self._check_method_call(func.attr, node)
+        self._check_padding_keyword(qual, node)  # tokenizers and processors are any callable
 
     def _check_qualified_call(self, qual: str, node: ast.Call) -> None:
         dynamic = ops.DYNAMIC_FUNCTIONS.get(qual)
@@ -849,7 +850,6 @@ class Analyzer:
                             fix_node=node)
         if qual in ops.SIZE_ARGUMENT_FUNCTIONS:
             self._check_size_arguments(node, *ops.SIZE_ARGUMENT_FUNCTIONS[qual], what=f"`{short}`")
-        self._check_padding_keyword(qual, node)
 
     def _check_method_call(self, method: str, node: ast.Call) -> None:
         if isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "cls"):
@@ -951,9 +951,8 @@ class Analyzer:
                     f"{advice}", fix_node=node)
 
     def check_branch_test(self, test: ast.expr, body: list[ast.stmt] | None) -> None:
-        if body is not None and _only_raises(body):
-            return
-        if self._reads_tensor_size(test):
+        validation = body is not None and _only_raises(body)  # size checks that only raise are input validation
+        if not validation and self._reads_tensor_size(test):
             self.report("DYN201", test, "branch on a tensor's size specializes the graph: one more compile each time "
                         "the size crosses the condition; make the code shape-agnostic or mark the dimension static")
         if self._depends_on_values(test):
