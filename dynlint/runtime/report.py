@@ -131,8 +131,10 @@ class RecompileReport:
 
     def step_rows(self) -> list[list[str]]:
         infos = {m.path: m for m in self.modules}
+        order = {m.path: i for i, m in enumerate(self.modules)}
         rows = []
-        for event in self.events:
+        # Within a step, parents before children (tree order) reads like the model's structure.
+        for event in sorted(self.events, key=lambda e: (e.step, e.rank or 0, order.get(e.path, len(order)))):
             info = infos.get(event.path)
             row = [str(event.step), event.path, str(event.new_in), str(event.new_out),
                    info.cls if info else "", info.location if info else "", event.full_comment(), event.cause]
