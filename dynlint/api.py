@@ -24,8 +24,23 @@ _FILE_EXEMPT_RE = re.compile(r"^\s*#\s*dynlint\s*:\s*noqa\s*$", re.IGNORECASE | 
 _CODE_SPLIT_RE = re.compile(r"[,\s]+")
 
 
+_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+
+
 class SourceError(Exception):
     """The file cannot be read, decoded or parsed; the message says why."""
+
+    def __init__(self, message: str, line: int = 1):
+        super().__init__(message)
+        self.line = line
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Python's tokenizer counts them (str.splitlines also breaks at form feeds etc.)."""
+    lines = _LINE_BREAK_RE.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def decode_source(data: bytes) -> str:
@@ -48,7 +63,7 @@ def parse_source(text: str, filename: str = "<string>") -> ast.Module:
         return ast.parse(text, filename=filename)
     except SyntaxError as exc:
         where = f" at line {exc.lineno}" if exc.lineno else ""
-        raise SourceError(f"syntax error{where}: {exc.msg}") from None
+        raise SourceError(f"syntax error{where}: {exc.msg}", exc.lineno or 1) from None
     except (ValueError, TypeError) as exc:  # e.g. null bytes
         raise SourceError(f"cannot parse: {exc}") from None
     except (RecursionError, MemoryError):
@@ -81,10 +96,10 @@ def check_source(source: str | bytes, filename: str = "<string>", settings: Sett
         text = decode_source(source) if isinstance(source, bytes) else source
         tree = parse_source(text, filename)
     except SourceError as exc:
-        return [_with_name(parse_error_finding(str(exc)), filename)] if "DYN000" in enabled else []
+        return [_with_name(parse_error_finding(str(exc), exc.line), filename)] if "DYN000" in enabled else []
     if _FILE_EXEMPT_RE.search(text) and "dynlint" in text:
         return []
-    lines = text.splitlines()
+    lines = split_lines(text)
     findings = check_tree(tree, lines, settings, enabled)
     findings = apply_noqa(findings, lines)
     findings.sort(key=Finding.sort_key)
