@@ -192,13 +192,9 @@ class Analyzer:
         return False
 
     def lookup(self, name: str) -> str | None:
-        scope = self.scope
-        if name in scope.kinds:
-            return scope.kinds[name]
-        if name in self.module_scope.kinds:
-            return self.module_scope.kinds[name]
-        if name in self.local_classes:
-            return None
+        for scope in reversed(self.scopes):  # closures see their enclosing functions' names
+            if name in scope.kinds:
+                return scope.kinds[name]
         return None
 
     def bind(self, target: ast.AST, kind: str | None, value: ast.expr | None = None) -> None:
@@ -452,7 +448,7 @@ class Analyzer:
         scope = _Scope(node.name, host)
         self._bind_parameters(node, scope, cls)
         self.bind_name_in_parent(node.name)
-        outer_depth, outer_cache = self.control_depth, self._kind_cache
+        outer_depth = self.control_depth
         self.scopes.append(scope)
         self.control_depth = 0
         try:
@@ -460,7 +456,6 @@ class Analyzer:
         finally:
             self.scopes.pop()
             self.control_depth = outer_depth
-        del outer_cache  # kinds cached by node id stay valid: nodes are visited once
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -567,8 +562,6 @@ class Analyzer:
             if qual in ops.DATASET_BASE_QUALNAMES or (local and local.is_dataset):
                 is_dataset = True
         info = _ClassInfo(node.name, is_module, is_dataset)
-        if self.classes and local_inherit(self.local_classes, node):
-            pass
         self.local_classes[node.name] = info
         self.bind_name_in_parent(node.name)
         self.classes.append(info)
@@ -598,7 +591,6 @@ class Analyzer:
         for target in node.targets:
             self.visit_target(target)
             self.bind(target, kind, node.value)
-        self._record_register_buffer_like(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -641,9 +633,6 @@ class Analyzer:
                 self.visit_target(item)
         elif isinstance(target, ast.Starred):
             self.visit_target(target.value)
-
-    def _record_register_buffer_like(self, node: ast.Assign) -> None:
-        pass
 
     def visit_Expr(self, node: ast.Expr) -> None:
         value = node.value
@@ -1032,10 +1021,6 @@ _PY_DISPLAYS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, 
 _BUILTIN_NAMES = frozenset({"len", "int", "float", "bool", "complex", "range", "max", "min", "abs", "round", "sum",
                             "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "hasattr",
                             "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"})
-_CANONICAL_PREFIXES = (
-    ("torch.nn.functional.", "torch.nn.functional."),
-    ("torch.functional.", "torch."),
-)
 
 
 def _canonical(qualified: str) -> str:
@@ -1047,10 +1032,6 @@ def _canonical(qualified: str) -> str:
     if qualified.startswith("torchvision.ops.boxes."):
         return "torchvision.ops." + qualified[len("torchvision.ops.boxes."):]
     return qualified
-
-
-def local_inherit(local_classes, node) -> bool:
-    return False
 
 
 def _tensor_method_kind(receiver: str, method: str, node: ast.Call) -> str | None:
