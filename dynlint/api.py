@@ -19,7 +19,7 @@ from dynlint.diagnostics import Finding
 _DEFAULT_SETTINGS = Settings()
 
 # flake8-compatible: "# noqa", "# noqa: DYN101", "# noqa:DYN101,DYN202".
-_NOQA_RE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+_NOQA_RE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_EXEMPT_RE = re.compile(r"^\s*#\s*dynlint\s*:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
 _CODE_SPLIT_RE = re.compile(r"[,\s]+")
 
