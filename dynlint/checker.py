@@ -203,7 +203,7 @@ class Analyzer:
             if self.control_depth and previous != kind:
                 kind = None  # bound differently on different paths: unknown after the branch
             self.scope.kinds[target.id] = kind
-            if value is not None and self._is_module_call(value):
+            if value is not None and (self._is_module_call(value) or self.uncertain(value)):
                 self.scope.assumed.add(target.id)  # often a tensor, but also tuples and ModelOutputs
             else:
                 self.scope.assumed.discard(target.id)
@@ -241,11 +241,28 @@ class Analyzer:
         return type(node) is ast.Call and self.qualname(node.func) is None and self.kind(node.func) == MODULE
 
     def value_kind(self, node: ast.AST) -> str | None:
-        """Kind of an expression judged as a value in its own right: a bare forward() parameter
-        that is only assumed to be a tensor counts as unknown."""
-        if type(node) is ast.Name and node.id in self.scope.assumed:
+        """Kind of an expression judged as a value in its own right (a branch test, a size, an
+        iterable): what derives from an assumed tensor without confirming it counts as unknown."""
+        if self.uncertain(node):
             return None
         return self.kind(node)
+
+    def uncertain(self, node: ast.AST) -> bool:
+        """True when the expression's tensor-ness rests only on an assumption (a forward() parameter,
+        a module call's result).  Calling a tensor method or reading .shape confirms it; indexing,
+        arithmetic and int()/len() do not (``window_size[0] * 2`` is fine for a tuple too)."""
+        t = type(node)
+        if t is ast.Name:
+            return node.id in self.scope.assumed
+        if t is ast.Subscript:
+            return self.uncertain(node.value)
+        if t is ast.BinOp:
+            return self.uncertain(node.left) or self.uncertain(node.right)
+        if t is ast.UnaryOp:
+            return self.uncertain(node.operand)
+        if t is ast.Call and type(node.func) is ast.Name and node.func.id in _VALUE_BUILTINS:
+            return any(self.uncertain(a) for a in node.args)
+        return False
 
     def _infer(self, node: ast.AST) -> str | None:
         t = type(node)
@@ -1018,6 +1035,7 @@ class Analyzer:
 # ---------------------------------------------------------------------- helpers
 _PY_DISPLAYS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
                           ast.JoinedStr, ast.GeneratorExp})
+_VALUE_BUILTINS = frozenset({"int", "float", "bool", "len", "max", "min", "abs", "round"})
 _BUILTIN_NAMES = frozenset({"len", "int", "float", "bool", "complex", "range", "max", "min", "abs", "round", "sum",
                             "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "hasattr",
                             "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"})
