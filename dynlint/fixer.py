@@ -101,7 +101,9 @@ def _apply_round(text: str, findings: list[Finding]) -> tuple[str, list[Finding]
             by_edits[edits].append(finding)
             continue
         target = _smallest_container(expressions, edits)
-        if target is None or _overlaps_edits(edits, [c[3] for c in chosen]):
+        if target is None:
+            raise FixError(f"the {finding.code} fix at line {finding.line} does not lie inside an expression")
+        if _overlaps_edits(edits, [c[3] for c in chosen]):
             continue
         node, start, end = target
         if any(_ranges_overlap(start, end, other_start, other_end) for _, other_start, other_end, _ in chosen):
@@ -111,10 +113,7 @@ def _apply_round(text: str, findings: list[Finding]) -> tuple[str, list[Finding]
 
     replacements: dict[int, cst.CSTNode] = {}
     for node, start, _end, edits in chosen:
-        try:
-            replacements[id(node)] = _rewrite_node(module, node, start, edits, line_endings)
-        except FixError:
-            by_edits.pop(tuple(edits), None)
+        replacements[id(node)] = _rewrite_node(module, node, start, edits, line_endings)
     for group in by_edits.values():
         used.extend(group)
     if not replacements:

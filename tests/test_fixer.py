@@ -1,0 +1,409 @@
+"""The fixer: applying fixes to text and files without ever corrupting them."""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+import textwrap
+
+import libcst
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from dynlint import fixer
+from dynlint.api import check_source
+from dynlint.diagnostics import Applicability, Edit, Finding, Fix
+from dynlint.fixer import FixError, add_noqa, fix_file, fix_source
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def fix(text: str, *, unsafe: bool = False) -> tuple[str, list[Finding]]:
+    return fix_source(text, check_source(text), unsafe=unsafe)
+
+
+MODEL = src("""
+    import torch
+    from torch.utils.data import DataLoader
+
+
+    # A comment that must survive.
+    def loss(x: torch.Tensor, y: torch.Tensor):
+        valid = y > 0   # odd   spacing kept
+        total = x[x > 0].sum()  # trailing comment
+        count = len(x.nonzero())
+        peak = x[valid].max()
+        return total + peak / count
+
+
+    loader = DataLoader(
+        list(range(10)),
+        batch_size=4,  # per device
+    )
+    compiled = torch.compile(loss, dynamic=True)
+    """)
+
+
+# --------------------------------------------------------------------------- fix_source
+def test_safe_fixes_only_without_unsafe_flag():
+    fixed, applied = fix(MODEL)
+    assert [f.code for f in applied] == ["DYN101"]
+    assert "total = torch.where(x > 0, x, 0).sum()  # trailing comment" in fixed
+    assert "len(x.nonzero())" in fixed and "dynamic=True" in fixed and "drop_last" not in fixed
+
+
+def test_unsafe_fixes_and_formatting_outside_edits_preserved():
+    fixed, applied = fix(MODEL, unsafe=True)
+    assert sorted(f.code for f in applied) == ["DYN101", "DYN101", "DYN102", "DYN401", "DYN501"]
+    assert "    count = torch.count_nonzero(x)\n" in fixed
+    assert "compiled = torch.compile(loss)\n" in fixed
+    assert "    batch_size=4,  # per device\n    drop_last=True,\n)\n" in fixed
+    untouched = [line for line in MODEL.splitlines() if "x[" not in line and "nonzero" not in line
+                 and "dynamic" not in line]
+    for line in untouched:
+        assert line in fixed.splitlines(), line
+    ast.parse(fixed)
+
+
+def test_fixing_is_idempotent():
+    once, _ = fix(MODEL, unsafe=True)
+    twice, applied = fix(once, unsafe=True)
+    assert twice == once and applied == []
+
+
+def test_several_fixes_in_one_statement():
+    text = src("""
+        import torch
+
+        def f(x: torch.Tensor, z: torch.Tensor):
+            return x[x > 0].sum() + z[z < 0].sum() * x.masked_select(x != 1).sum()
+        """)
+    fixed, applied = fix(text)
+    assert len(applied) == 3
+    assert ("return torch.where(x > 0, x, 0).sum() + torch.where(z < 0, z, 0).sum() * "
+            "torch.where(x != 1, x, 0).sum()") in fixed
+
+
+def test_product_reported_twice_is_applied_once():
+    text = src("""
+        import torch
+
+        def f(a: torch.Tensor, b: torch.Tensor):
+            k = a > b
+            return (a[k] * b[k]).sum()
+        """)
+    fixed, applied = fix(text)
+    assert [f.code for f in applied] == ["DYN101", "DYN101"]
+    assert fixed.count("torch.where(") == 2 and "a[k]" not in fixed
+
+
+def test_overlapping_candidates_resolve_over_rounds():
+    torch = pytest.importorskip("torch")
+    text = src("""
+        import torch
+
+        def f(w: torch.Tensor):
+            return w[w[w > 0].sum() > w].sum()
+        """)
+    findings = check_source(text)
+    assert len([f for f in findings if f.fix]) == 2
+    fixed, applied = fix(text)
+    assert len(applied) == 2
+    assert "return torch.where(torch.where(w > 0, w, 0).sum() > w, w, 0).sum()" in fixed
+    namespace_a, namespace_b = {}, {}
+    exec(text, namespace_a)
+    exec(fixed, namespace_b)
+    w = torch.tensor([[1.0, -2.0], [3.0, 0.5]])
+    assert namespace_a["f"](w) == namespace_b["f"](w)
+
+
+def test_overlapping_synthetic_edits_skip_the_inner_one():
+    text = "y = f(g(a), b)\n"
+    outer = _finding(Edit(1, 4, 1, 14, "h(a, b)"))
+    inner = _finding(Edit(1, 6, 1, 10, "a"))
+    fixed, applied = fix_source(text, [inner, outer], unsafe=False)
+    assert fixed == "y = h(a, b)\n" and applied == [outer]
+
+
+def test_insertion_into_a_call_and_parenthesized_nodes():
+    text = "y = (  f(a, b)  ) * 2\n"
+    fixed, _ = fix_source(text, [_finding(Edit(1, 13, 1, 13, ", c=1"))], unsafe=False)
+    assert fixed == "y = (  f(a, b, c=1)  ) * 2\n"
+
+
+def test_a_fix_that_would_break_the_file_raises_and_changes_nothing():
+    text = "y = f(a)\n"
+    with pytest.raises(FixError):
+        fix_source(text, [_finding(Edit(1, 4, 1, 8, "f(a"))], unsafe=False)
+    with pytest.raises(FixError):
+        fix_source(text, [_finding(Edit(1, 0, 1, 1, "import"))], unsafe=False)
+
+
+def _finding(edit: Edit, applicability=Applicability.SAFE) -> Finding:
+    return Finding("DYN101", "test", edit.line, edit.col, edit.end_line, edit.end_col,
+                   Fix(applicability, "test", (edit,)))
+
+
+SAMPLE = src("""
+    import torch
+
+    def f(x: torch.Tensor, m):  # comment (with, commas)
+        '''doc
+        string'''
+        y = [x[i] for i in range(3)] + {"k": (x,
+                                              m)}["k"]
+        return f"{x!r:>10}" if m else lambda q=x: q ** -1
+    """)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_output_always_parses_whatever_the_edits(data):
+    """Random edits (garbage included) either apply to give parsable code or raise
+    FixError; the fixer never returns broken code."""
+    lines = SAMPLE.splitlines()
+    findings = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        line = data.draw(st.integers(1, len(lines)))
+        col = data.draw(st.integers(0, len(lines[line - 1])))
+        end_line = data.draw(st.integers(line, min(line + 1, len(lines))))
+        end_col = data.draw(st.integers(col if end_line == line else 0, len(lines[end_line - 1])))
+        content = data.draw(st.sampled_from(["", "x", ")", "(", ", z", "torch.where(m, x, 0)", "a\nb", "#", "'", "1 +"]))
+        findings.append(_finding(Edit(line, col, end_line, end_col, content)))
+    try:
+        fixed, _ = fix_source(SAMPLE, findings, unsafe=False)
+    except FixError:
+        return
+    ast.parse(fixed)
+    libcst.parse_module(fixed)
+
+
+# --------------------------------------------------------------------------- builders through the pipeline
+@pytest.mark.parametrize("before, after", [
+    ("DataLoader(ds, batch_size=4)", "DataLoader(ds, batch_size=4, drop_last=True)"),
+    ("DataLoader(ds, batch_size=4,)", "DataLoader(ds, batch_size=4, drop_last=True,)"),
+    ("DataLoader(ds, batch_size=4, drop_last=False)", "DataLoader(ds, batch_size=4, drop_last=True)"),
+    ("DataLoader(\n    ds,\n    batch_size=4,\n)", "DataLoader(\n    ds,\n    batch_size=4,\n    drop_last=True,\n)"),
+    ("DataLoader(\n    ds,\n    batch_size=4\n)", "DataLoader(\n    ds,\n    batch_size=4,\n    drop_last=True\n)"),
+    ("DataLoader(\n    ds,\n    batch_size=4,  # a, b\n    # end\n)",
+     "DataLoader(\n    ds,\n    batch_size=4,  # a, b\n    drop_last=True,\n    # end\n)"),
+    ("DataLoader(ds, batch_size=4\n)", "DataLoader(ds, batch_size=4, drop_last=True\n)"),
+])
+def test_drop_last_insertion_keeps_layout(before, after):
+    text = f"import torch\nfrom torch.utils.data import DataLoader\nloader = {before}\n"
+    fixed, applied = fix(text, unsafe=True)
+    assert [f.code for f in applied] == ["DYN401"]
+    assert fixed == f"import torch\nfrom torch.utils.data import DataLoader\nloader = {after}\n"
+
+
+@pytest.mark.parametrize("before, after", [
+    ("torch.compile(m, dynamic=True)", "torch.compile(m)"),
+    ("torch.compile(m, dynamic=True, mode='reduce-overhead')", "torch.compile(m, mode='reduce-overhead')"),
+    ("torch.compile(dynamic=True)", "torch.compile()"),
+    ("torch.compile(dynamic=True,)", "torch.compile()"),
+    ("torch.compile(\n    m,\n    dynamic=True,\n    fullgraph=True,\n)", "torch.compile(\n    m,\n    fullgraph=True,\n)"),
+    ("torch.compile(\n    m,\n    dynamic=True,\n)", "torch.compile(\n    m,\n)"),
+    ("torch.compile(\n    m,\n    dynamic=True\n)", "torch.compile(\n    m,\n)"),
+    ("torch.compile(m, fullgraph=True,\n              dynamic=True)", "torch.compile(m, fullgraph=True)"),
+])
+def test_dynamic_true_removal_keeps_the_call_well_formed(before, after):
+    text = f"import torch\nf = {before}\n"
+    fixed, applied = fix(text, unsafe=True)
+    assert [f.code for f in applied] == ["DYN501"]
+    assert fixed == f"import torch\nf = {after}\n"
+
+
+def test_dynamic_true_with_a_comment_in_the_way_gets_no_fix():
+    text = "import torch\nf = torch.compile(m,  # model\n    dynamic=True)\n"
+    assert [f.fix for f in check_source(text) if f.code == "DYN501"] == [None]
+
+
+def test_padding_fix_only_with_max_length_and_keeps_quote_style():
+    text = src("""
+        from transformers import DataCollatorWithPadding
+        a = DataCollatorWithPadding(tok, padding='longest', max_length=64)
+        b = DataCollatorWithPadding(tok, padding=True)
+        """)
+    findings = [f for f in check_source(text) if f.code == "DYN402"]
+    assert len(findings) == 2 and [f.fix is not None for f in findings] == [True, False]
+    assert findings[0].fix.applicability == Applicability.UNSAFE
+    fixed, _ = fix(text, unsafe=True)
+    assert "DataCollatorWithPadding(tok, padding='max_length', max_length=64)" in fixed
+
+
+def test_fix_uses_the_files_torch_alias_and_needs_one():
+    aliased = "import torch as T\n\ndef f(x: T.Tensor):\n    return x[x > 0].sum()\n"
+    fixed, _ = fix(aliased)
+    assert "return T.where(x > 0, x, 0).sum()" in fixed
+    no_module = ("from torch import masked_select, Tensor\n\n"
+                 "def f(x: Tensor):\n    return masked_select(x, x > 0).sum()\n")
+    findings = check_source(no_module)
+    assert [f.code for f in findings] == ["DYN104"] and findings[0].fix is None
+
+
+def test_fixed_code_never_imports_dynlint():
+    fixed, _ = fix(MODEL, unsafe=True)
+    assert "dynlint" not in fixed
+
+
+def test_mean_fix_is_parenthesized_under_an_operator():
+    text = "import torch\n\ndef f(x: torch.Tensor):\n    return 2 / x[x > 0].mean()\n"
+    fixed, _ = fix(text, unsafe=True)
+    assert "return 2 / (torch.where(x > 0, x, 0).sum() / (x > 0).sum())" in fixed
+
+
+def test_comment_inside_the_replaced_expression_blocks_the_fix():
+    text = "import torch\n\ndef f(x: torch.Tensor):\n    return x[\n        x > 0  # positive\n    ].sum()\n"
+    assert all(f.fix is None for f in check_source(text))
+
+
+# --------------------------------------------------------------------------- files
+def write(tmp_path, name: str, data: bytes, mode: int = 0o644):
+    path = tmp_path / name
+    path.write_bytes(data)
+    os.chmod(path, mode)
+    return path
+
+
+SIMPLE = "import torch\n\ndef f(x: torch.Tensor):\n    return x[x > 0].sum()  # note\n"
+SIMPLE_FIXED = "import torch\n\ndef f(x: torch.Tensor):\n    return torch.where(x > 0, x, 0).sum()  # note\n"
+
+
+def test_fix_file_writes_and_reports_remaining(tmp_path):
+    path = write(tmp_path, "m.py", (SIMPLE + "n = torch.arange(3).unique()\n").encode())
+    result = fix_file(str(path))
+    assert result.written and [f.code for f in result.applied] == ["DYN101"]
+    assert path.read_text() == SIMPLE_FIXED + "n = torch.arange(3).unique()\n"
+    assert [f.code for f in result.remaining] == ["DYN103"]
+
+
+def test_crlf_line_endings_kept(tmp_path):
+    data = (SIMPLE.replace("\n", "\r\n") + "loader = DataLoader(\r\n    ds,\r\n    batch_size=2,\r\n)\r\n")
+    data = data.replace("import torch\r\n", "import torch\r\nfrom torch.utils.data import DataLoader\r\n")
+    path = write(tmp_path, "crlf.py", data.encode())
+    fix_file(str(path), unsafe=True)
+    out = path.read_bytes()
+    assert b"torch.where(x > 0, x, 0)" in out and b"    drop_last=True,\r\n" in out
+    assert out.count(b"\n") == out.count(b"\r\n")
+
+
+def test_mixed_line_endings_keep_each_lines_ending(tmp_path):
+    data = b"import torch\r\n\ndef f(x: torch.Tensor):\r\n    return x[x > 0].sum()\n\r\ny = 1\r\n"
+    path = write(tmp_path, "mixed.py", data)
+    fix_file(str(path))
+    assert path.read_bytes() == data.replace(b"x[x > 0].sum()", b"torch.where(x > 0, x, 0).sum()")
+
+
+def test_bom_and_coding_cookie_kept(tmp_path):
+    bom = write(tmp_path, "bom.py", b"\xef\xbb\xbf" + SIMPLE.encode())
+    fix_file(str(bom))
+    assert bom.read_bytes() == b"\xef\xbb\xbf" + SIMPLE_FIXED.encode()
+    latin = "# -*- coding: latin-1 -*-\n# caf\xe9\n" + SIMPLE
+    cookie = write(tmp_path, "latin.py", latin.encode("latin-1"))
+    fix_file(str(cookie))
+    assert cookie.read_bytes() == ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + SIMPLE_FIXED).encode("latin-1")
+
+
+def test_non_ascii_columns(tmp_path):
+    text = "import torch\n\ndef f(x: torch.Tensor):\n    s = 'é✓'; return x[x > 0].sum()\n"
+    path = write(tmp_path, "u.py", text.encode())
+    fix_file(str(path))
+    assert path.read_text(encoding="utf-8").endswith("s = 'é✓'; return torch.where(x > 0, x, 0).sum()\n")
+
+
+def test_permissions_kept(tmp_path):
+    path = write(tmp_path, "p.py", SIMPLE.encode(), mode=0o751)
+    fix_file(str(path))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o751 and path.read_text() == SIMPLE_FIXED
+    assert sorted(os.listdir(tmp_path)) == ["p.py"]  # no temporary file left behind
+
+
+def test_symlink_target_rewritten_link_kept(tmp_path):
+    target = write(tmp_path, "real.py", SIMPLE.encode())
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    fix_file(str(link))
+    assert link.is_symlink() and target.read_text() == SIMPLE_FIXED
+
+
+def test_unparsable_file_untouched_with_dyn000(tmp_path):
+    data = b"import torch\ndef f(x:\n    return x[x > 0].sum()\n"
+    path = write(tmp_path, "bad.py", data)
+    result = fix_file(str(path), unsafe=True)
+    assert path.read_bytes() == data and not result.written
+    assert [f.code for f in result.remaining] == ["DYN000"]
+
+
+def test_fix_failure_leaves_file_untouched_with_dyn000(tmp_path, monkeypatch):
+    import dynlint.checker
+
+    def broken_fix(code, node, ancestors, ctx):
+        line, col, end_line, end_col = ctx.position(node)
+        return Fix(Applicability.SAFE, "broken", (Edit(line, col, end_line, end_col, "x[("),))
+
+    monkeypatch.setattr(dynlint.checker, "_build_fix", broken_fix)
+    path = write(tmp_path, "m.py", SIMPLE.encode())
+    result = fix_file(str(path))
+    assert path.read_bytes() == SIMPLE.encode() and not result.written and result.applied == []
+    assert result.remaining[0].code == "DYN000" and "left unchanged" in result.remaining[0].message
+    assert [f.code for f in result.remaining[1:]] == ["DYN101"]
+
+
+def test_write_false_never_writes(tmp_path):
+    path = write(tmp_path, "m.py", SIMPLE.encode())
+    before = os.stat(path).st_mtime_ns
+    result = fix_file(str(path), write=False)
+    assert result.changed and result.fixed == SIMPLE_FIXED and not result.written
+    assert path.read_bytes() == SIMPLE.encode() and os.stat(path).st_mtime_ns == before
+
+
+def test_libcst_parses_only_files_with_applicable_fixes(tmp_path, monkeypatch):
+    calls = []
+    real = fixer.cst.parse_module
+    monkeypatch.setattr(fixer.cst, "parse_module", lambda *a, **k: calls.append(1) or real(*a, **k))
+    clean = write(tmp_path, "clean.py", b"import torch\nx = torch.zeros(3)\n")
+    unsafe_only = write(tmp_path, "u.py", b"import torch\nf = torch.compile(m, dynamic=True)\n")
+    fix_file(str(clean))
+    fix_file(str(unsafe_only))
+    assert calls == []
+    fix_file(str(write(tmp_path, "s.py", SIMPLE.encode())))
+    assert calls
+
+
+def test_unreadable_path_reports_dyn000(tmp_path):
+    result = fix_file(str(tmp_path / "missing.py"))
+    assert [f.code for f in result.remaining] == ["DYN000"] and not result.written
+
+
+# --------------------------------------------------------------------------- add_noqa
+def test_add_noqa_silences_every_finding():
+    text = src("""
+        import torch
+
+        def f(x: torch.Tensor):
+            a = x.unique()
+            b = x[x > 0]  # existing comment
+            c = x.nonzero()  # noqa: E501
+            d = x.unique()  # noqa
+            return a, b, c, d
+        """)
+    assert check_source(text)
+    out = add_noqa(text, check_source(text))
+    assert check_source(out) == []
+    assert "    a = x.unique()  # noqa: DYN103\n" in out
+    assert "    b = x[x > 0]  # existing comment  # noqa: DYN101\n" in out
+    assert "    c = x.nonzero()  # noqa: E501, DYN102\n" in out
+    assert "    d = x.unique()  # noqa\n" in out
+    assert add_noqa(out, check_source(out)) == out
+
+
+def test_add_noqa_skips_lines_that_cannot_take_a_comment_and_keeps_crlf():
+    text = "import torch\r\n\r\ndef f(x: torch.Tensor):\r\n    y = x.unique(); s = '''a\r\nb'''\r\n    return y\r\n"
+    findings = check_source(text)
+    assert [f.code for f in findings] == ["DYN103"]
+    assert add_noqa(text, findings) == text  # line 4 ends inside a string
+    text2 = "import torch\r\n\r\ndef f(x: torch.Tensor):\r\n    return x.unique()\r\n"
+    assert add_noqa(text2, check_source(text2)) == text2.replace("x.unique()", "x.unique()  # noqa: DYN103")
