@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("dynlint confirm needs torch (pip install dynlint[runtime])") from None
     import runpy
 
-    from dynlint.runtime.confirm import confirm
+    from dynlint.runtime.confirm_session import confirm
 
     script_path = os.path.abspath(script)
     saved_argv, saved_path = sys.argv[:], sys.path[:]

@@ -12,7 +12,7 @@ import importlib
 _EXPORTS = {
     # issue: recompilation detector / confirm
     "detect_recompilation_auto_model": "dynlint.runtime.recompile",
-    "confirm": "dynlint.runtime.confirm",
+    "confirm": "dynlint.runtime.confirm_session",
     # issue: data side
     "data_dynamicity": "dynlint.runtime.data",
     "const_shape_dataloader": "dynlint.runtime.data",
