@@ -118,8 +118,10 @@ def _apply_round(text: str, findings: list[Finding]) -> tuple[str, list[Finding]
         used.extend(group)
     if not replacements:
         return text, []
-    new_module = module.visit(_Replacer(replacements))
-    new_text = new_module.code
+    try:
+        new_text = module.visit(_Replacer(replacements)).code
+    except Exception as exc:  # libcst validation: the new node cannot stand where the old one stood
+        raise FixError(f"the fixed code would not be valid ({_first_line(exc)})") from None
     _verify(new_text)
     return new_text, used
 
