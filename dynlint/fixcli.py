@@ -1,0 +1,220 @@
+"""The fixing side of the CLI: ``dynlint check --fix/--diff/--add-noqa`` and ``dynlint fix``.
+
+``add_fix_arguments`` adds the flags to a parser; ``run_fix`` runs them over
+the files ``dynlint check`` discovered.  Import-light: libcst is imported (via
+dynlint.fixer) only when fixing actually runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import io
+import re
+import sys
+import tokenize
+from collections import Counter
+from typing import Iterable, TextIO
+
+from dynlint.codes import RULES
+from dynlint.config import Settings
+
+STDIN = "-"
+_TEXT_FORMATS = ("full", "concise")
+
+
+def add_fix_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("fixing")
+    group.add_argument("--fix", action="store_true", help="apply safe fixes in place, then report what remains")
+    group.add_argument("--unsafe-fixes", action="store_true",
+                       help="also apply (and mark as fixable) fixes that can change results; see each rule's "
+                            "'Fix safety'")
+    group.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff instead of writing them (exit 1 if there is a diff)")
+    group.add_argument("--show-fixes", action="store_true", help="list the fixes that were applied")
+    group.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="exit 1 when a file was fixed, even if no findings remain")
+    group.add_argument("--add-noqa", action="store_true",
+                       help="append '# noqa: CODE' to every line with a finding (for adopting dynlint)")
+
+
+def wants_fix(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "fix", False) or getattr(args, "diff", False) or getattr(args, "add_noqa", False))
+
+
+def register_fix_command(subparsers, check_parser: argparse.ArgumentParser, run) -> None:
+    """``dynlint fix [PATH ...]``: ``dynlint check --fix`` with every check option."""
+    parser = subparsers.add_parser("fix", add_help=False, help="apply safe fixes (= dynlint check --fix)",
+                                   description="Apply dynlint's fixes in place (dynlint check --fix).")
+    parser._add_container_actions(check_parser)  # the same options as `check`, help included
+    parser.set_defaults(func=run, fix=True)
+
+
+def run_fix(args: argparse.Namespace, files: Iterable[tuple[str, str]], settings: Settings,
+            stream: TextIO | None = None) -> int:
+    """Fix (or diff, or add noqa to) ``files`` — (path, relpath) pairs — and report."""
+    from dynlint.cli import UsageError
+
+    if getattr(args, "add_noqa", False):
+        if getattr(args, "fix", False) or getattr(args, "diff", False):
+            raise UsageError("--add-noqa cannot be combined with --fix or --diff")
+        return _run_add_noqa(files, settings)
+    stream = stream or sys.stdout
+    files = list(files)
+    if [path for path, _ in files] == [STDIN]:
+        return _run_stdin(args, files[0][1], settings, stream)
+    if getattr(args, "diff", False):
+        return _run_diff(args, files, settings, stream)
+    return _run_fix_in_place(args, files, settings, stream)
+
+
+def _run_fix_in_place(args, files, settings, stream) -> int:
+    from dynlint.fixer import fix_file
+    from dynlint.output import FileResult, make_reporter
+
+    unsafe = getattr(args, "unsafe_fixes", False)
+    output_format = getattr(args, "output_format", "full")
+    quiet = getattr(args, "quiet", False)
+    reporter = make_reporter(output_format, stream, settings, statistics=getattr(args, "statistics", False),
+                             unsafe_fixes=unsafe, quiet=quiet)
+    applied_by_file: list[tuple[str, list]] = []
+    reporter.start()
+    for path, relpath in files:
+        result = fix_file(path, settings, relpath, unsafe=unsafe, write=True)
+        if result.applied:
+            applied_by_file.append((path, result.applied))
+        reporter.add(FileResult(path, relpath, result.remaining, _lines_of(result.fixed, result.remaining)))
+    reporter.finish()
+    fixed = sum(len(applied) for _, applied in applied_by_file)
+    # Machine formats keep stdout a single document: the fix summary goes to stderr.
+    summary = stream if output_format in _TEXT_FORMATS else sys.stderr
+    if getattr(args, "show_fixes", False):
+        summary.write(_describe_fixes(applied_by_file))
+    if fixed and not quiet:
+        summary.write(f"Fixed {_plural(fixed, 'finding')} in {_plural(len(applied_by_file), 'file')} "
+                      f"({reporter.total} remaining).\n")
+    if getattr(args, "exit_non_zero_on_fix", False) and fixed:
+        return 1
+    if getattr(args, "exit_zero", False):
+        return 0
+    return 1 if reporter.total else 0
+
+
+def _run_diff(args, files, settings, stream) -> int:
+    from dynlint.fixer import fix_file
+
+    unsafe = getattr(args, "unsafe_fixes", False)
+    fixes = changed = 0
+    for path, relpath in files:
+        result = fix_file(path, settings, relpath, unsafe=unsafe, write=False)
+        for finding in result.remaining:
+            if finding.code == "DYN000":
+                sys.stderr.write(f"{path}:{finding.line}:{finding.col + 1}: DYN000 {finding.message}\n")
+        if result.changed:
+            changed += 1
+            fixes += len(result.applied)
+            stream.write(_unified_diff(result.original, result.fixed, path))
+    if getattr(args, "show_fixes", False) or not getattr(args, "quiet", False):
+        sys.stderr.write(f"Would fix {_plural(fixes, 'finding')} in {_plural(changed, 'file')}.\n"
+                         if changed else "No fixes to apply.\n")
+    return 1 if changed else 0
+
+
+def _run_stdin(args, relpath, settings, stream) -> int:
+    """``-``: the fixed source (or its diff) on stdout, remaining findings on stderr."""
+    from dynlint import api
+    from dynlint.fixer import FixError, fix_source
+
+    name = getattr(args, "stdin_filename", None) or STDIN
+    data = sys.stdin.buffer.read()
+    try:
+        text = api.decode_source(data)
+    except api.SourceError as exc:
+        sys.stderr.write(f"{name}:1:1: DYN000 cannot check this file: {exc}\n")
+        sys.stdout.buffer.write(data)
+        return 1
+    findings = api.check_source(text, name, settings, relpath)
+    try:
+        fixed, applied = fix_source(text, findings, unsafe=getattr(args, "unsafe_fixes", False), filename=name,
+                                    settings=settings, relpath=relpath)
+    except FixError as exc:
+        sys.stderr.write(f"{name}:1:1: DYN000 cannot fix this file, left unchanged: {exc}\n")
+        fixed, applied = text, []
+    if getattr(args, "diff", False):
+        if fixed != text:
+            stream.write(_unified_diff(text, fixed, name))
+        return 1 if fixed != text else 0
+    stream.write(fixed)
+    remaining = api.check_source(fixed, name, settings, relpath) if applied else findings
+    for finding in remaining:
+        sys.stderr.write(f"{name}:{finding.line}:{finding.col + 1}: {finding.code} {finding.message}\n")
+    if getattr(args, "exit_non_zero_on_fix", False) and applied:
+        return 1
+    return 0 if getattr(args, "exit_zero", False) or not remaining else 1
+
+
+def _run_add_noqa(files, settings) -> int:
+    from dynlint import api
+    from dynlint.fixer import add_noqa, atomic_write
+
+    from dynlint.cli import UsageError
+
+    added = 0
+    for path, relpath in files:
+        if path == STDIN:
+            raise UsageError("--add-noqa needs files, not stdin")
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            text = api.decode_source(data)
+        except (OSError, api.SourceError) as exc:
+            sys.stderr.write(f"{path}: DYN000 cannot add noqa, left unchanged: {exc}\n")
+            continue
+        findings = [f for f in api.check_source(text, path, settings, relpath) if f.code != "DYN000"]
+        new_text = add_noqa(text, findings)
+        if new_text == text:
+            continue
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        try:
+            atomic_write(path, new_text.encode(encoding))
+        except (OSError, UnicodeEncodeError) as exc:
+            sys.stderr.write(f"{path}: cannot write: {exc}\n")
+            continue
+        remaining = {f.line for f in api.check_source(new_text, path, settings, relpath)}
+        added += len({f.line for f in findings} - remaining)
+    sys.stderr.write(f"Added {_plural(added, 'noqa directive')}.\n")
+    return 0
+
+
+def _unified_diff(before: str, after: str, path: str) -> str:
+    lines = difflib.unified_diff(io.StringIO(before, newline="").readlines(),
+                                 io.StringIO(after, newline="").readlines(),
+                                 fromfile=f"a/{path}", tofile=f"b/{path}")
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _describe_fixes(applied_by_file) -> str:
+    if not applied_by_file:
+        return "No fixes applied.\n"
+    total = sum(len(applied) for _, applied in applied_by_file)
+    lines = [f"Fixed {_plural(total, 'finding')}:"]
+    for path, applied in applied_by_file:
+        lines.append(f"- {path}:")
+        for code, count in sorted(Counter(f.code for f in applied).items()):
+            name = RULES[code].name if code in RULES else ""
+            lines.append(f"    {count} × {code} ({name})")
+    return "\n".join(lines) + "\n"
+
+
+def _lines_of(text: str | None, findings) -> dict[int, str]:
+    if text is None or not findings:
+        return {}
+    source_lines = re.split(r"\r\n|\r|\n", text)
+    return {f.line: source_lines[f.line - 1] for f in findings if 1 <= f.line <= len(source_lines)}
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
