@@ -59,8 +59,18 @@ def run_fix(args: argparse.Namespace, files: Iterable[tuple[str, str]], settings
         if getattr(args, "fix", False) or getattr(args, "diff", False):
             raise UsageError("--add-noqa cannot be combined with --fix or --diff")
         return _run_add_noqa(files, settings)
-    stream = stream or sys.stdout
     files = list(files)
+    output_file = getattr(args, "output_file", None)
+    if stream is None and output_file:
+        try:
+            with open(output_file, "w", encoding="utf-8") as handle:
+                return _dispatch(args, files, settings, handle)
+        except OSError as exc:
+            raise UsageError(f"cannot write {output_file}: {exc.strerror or exc}") from None
+    return _dispatch(args, files, settings, stream or sys.stdout)
+
+
+def _dispatch(args, files, settings, stream) -> int:
     if [path for path, _ in files] == [STDIN]:
         return _run_stdin(args, files[0][1], settings, stream)
     if getattr(args, "diff", False):
