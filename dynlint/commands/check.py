@@ -9,10 +9,9 @@ configuration error.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from dynlint.config import Settings
 from dynlint.output import FORMATS, FileResult
@@ -66,8 +65,11 @@ def register(subparsers) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary line")
     parser.add_argument("--stdin-filename", metavar="NAME",
                         help="the name of the file read from stdin (for output and per-file-ignores)")
-    parser.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
-                        help="worker processes (default 1; 0 = one per CPU)")
+    parser.add_argument("-j", "--jobs", type=_jobs, default=0, metavar="N",
+                        help="worker processes (default 0: one per CPU; few files are checked in-process)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="where to keep the results cache (default: .dynlint_cache in the project root)")
     parser.set_defaults(func=run)
 
 
@@ -100,28 +102,13 @@ def check_bytes(data: bytes, path: str, relpath: str, settings: Settings) -> Fil
     return FileResult(path, relpath, findings, lines)
 
 
-def _check_task(task: tuple[str, str, Settings]) -> FileResult:
-    return check_path(*task)
+def _open_cache(args: argparse.Namespace, settings: Settings):
+    """The results cache for this run, or None (``--no-cache``, or it cannot be created)."""
+    if args.no_cache:
+        return None
+    from dynlint.cache import Cache, default_cache_dir
 
-
-def iter_results(files: Iterable[tuple[str, str]], settings: Settings, jobs: int) -> Iterator[FileResult]:
-    """Results in the order of ``files``; with jobs > 1, checked by a process pool."""
-    if jobs == 0:
-        jobs = os.cpu_count() or 1
-    if jobs == 1:
-        for path, relpath in files:
-            yield check_path(path, relpath, settings)
-        return
-    tasks = [(path, relpath, settings) for path, relpath in files]
-    if len(tasks) < 2:
-        yield from map(_check_task, tasks)
-        return
-    from concurrent.futures import ProcessPoolExecutor
-
-    workers = min(jobs, len(tasks))
-    chunksize = max(1, min(32, len(tasks) // (workers * 4)))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(_check_task, tasks, chunksize=chunksize)
+    return Cache.open(args.cache_dir or default_cache_dir(settings), settings)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     from dynlint.config import load_settings
     from dynlint.discovery import iter_source_files, relative_to_root
     from dynlint.output import make_reporter
+    from dynlint.runner import Progress
 
     paths = args.paths or ["."]
     if STDIN in paths and len(paths) > 1:
@@ -136,14 +124,18 @@ def run(args: argparse.Namespace) -> int:
     config_anchor = [args.stdin_filename] if paths == [STDIN] and args.stdin_filename else paths
     settings = load_settings(config_anchor, selection_overrides(args))
 
+    progress = None
     if paths == [STDIN]:
         name = args.stdin_filename or STDIN
         relpath = relative_to_root(name, settings.root) if args.stdin_filename else STDIN
         results: Iterable[FileResult] = (check_bytes(sys.stdin.buffer.read(), name, relpath, settings) for _ in [0])
     else:
         # Validates every path before any output is written.
-        files = ((f.path, f.relpath) for f in iter_source_files(paths, settings))
-        results = iter_results(files, settings, args.jobs)
+        from dynlint.runner import iter_results as run_files
+
+        files = [(f.path, f.relpath) for f in iter_source_files(paths, settings)]
+        progress = Progress.for_run(len(files))
+        results = run_files(files, settings, args.jobs, _open_cache(args, settings))
 
     stream = sys.stdout
     if args.output_file:
@@ -159,7 +151,13 @@ def run(args: argparse.Namespace) -> int:
         reporter = make_reporter(args.output_format, stream, settings, statistics=args.statistics, quiet=args.quiet)
         reporter.start()
         for result in results:
+            if progress is not None:
+                if result.findings:
+                    progress.clear()
+                progress.advance()
             reporter.add(result)
+        if progress is not None:
+            progress.clear()
         reporter.finish()
     finally:
         if stream is not sys.stdout:
