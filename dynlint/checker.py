@@ -697,7 +697,7 @@ class Analyzer:
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension_expr
 
-    def visit_If(self, node: ast.If) -> None:
+    def visit_If(self, node) -> None:  # also While: the same shape (test, body, orelse)
         self.check_branch_test(node.test, node.body)
         self.visit(node.test)
         self.control_depth += 1
@@ -707,15 +707,7 @@ class Analyzer:
         finally:
             self.control_depth -= 1
 
-    def visit_While(self, node: ast.While) -> None:
-        self.check_branch_test(node.test, node.body)
-        self.visit(node.test)
-        self.control_depth += 1
-        try:
-            self.visit_all(node.body)
-            self.visit_all(node.orelse)
-        finally:
-            self.control_depth -= 1
+    visit_While = visit_If
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.check_branch_test(node.test, None)

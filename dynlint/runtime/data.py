@@ -23,7 +23,7 @@ import warnings
 from collections import Counter
 from collections.abc import Mapping
 
-from dynlint.runtime.signature import format_signature, signature
+from dynlint.runtime.signature import format_signature, iter_leaves, signature
 
 __all__ = ["data_dynamicity", "const_shape_dataloader", "ShapeHistogram", "dynamicity_level"]
 
@@ -228,7 +228,7 @@ def _length(dataloader):
 
 
 def _warn_non_tensor_leaves(sig, warned_types: set, by_value: bool) -> None:
-    for leaf in _leaves(sig):
+    for leaf in iter_leaves(sig):
         head = leaf[0]
         if head == "scalar":
             type_name = type(leaf[1]).__name__ if by_value else leaf[1]
@@ -246,23 +246,6 @@ def _warn_non_tensor_leaves(sig, warned_types: set, by_value: bool) -> None:
         )
 
 
-def _leaves(sig):
-    if not isinstance(sig, tuple) or not sig:
-        return
-    head = sig[0]
-    if head in ("list", "tuple"):
-        for item in sig[1]:
-            yield from _leaves(item)
-    elif head == "dict":
-        for _, item in sig[1]:
-            yield from _leaves(item)
-    elif head == "dataclass":
-        for _, item in sig[2]:
-            yield from _leaves(item)
-    else:
-        yield sig
-
-
 def _unambiguous_labels(sigs) -> dict:
     """Compact labels; signatures that print alike (they differ in dtype or device) get the full form."""
     labels = {sig: format_signature(sig) for sig in sigs}
@@ -275,7 +258,7 @@ def _unambiguous_labels(sigs) -> dict:
 
 def _dtype_suffix(sig) -> str:
     parts = []
-    for leaf in _leaves(sig):
+    for leaf in iter_leaves(sig):
         if leaf[0] == "tensor":
             parts.append(f"{leaf[2]}@{leaf[3]}")
         elif leaf[0] == "ndarray":

@@ -46,22 +46,29 @@ def signature(value, scalars_by_value: bool = True, _depth: int = 0):
     return ("object", type(value).__qualname__)
 
 
-def iter_tensors(sig):
-    """Yield every ("tensor"|"ndarray", ...) leaf of a signature."""
+def iter_leaves(sig):
+    """Yield every leaf of a signature (tensors, arrays, scalars, objects), depth first."""
     if not isinstance(sig, tuple) or not sig:
         return
     head = sig[0]
-    if head in (TENSOR, ARRAY):
-        yield sig
-    elif head in ("list", "tuple"):
+    if head in ("list", "tuple"):
         for item in sig[1]:
-            yield from iter_tensors(item)
+            yield from iter_leaves(item)
     elif head == "dict":
         for _, item in sig[1]:
-            yield from iter_tensors(item)
+            yield from iter_leaves(item)
     elif head == "dataclass":
         for _, item in sig[2]:
-            yield from iter_tensors(item)
+            yield from iter_leaves(item)
+    else:
+        yield sig
+
+
+def iter_tensors(sig):
+    """Yield every ("tensor"|"ndarray", ...) leaf of a signature."""
+    for leaf in iter_leaves(sig):
+        if leaf[0] in (TENSOR, ARRAY):
+            yield leaf
 
 
 def format_signature(sig) -> str:
