@@ -47,7 +47,14 @@ def register_fix_command(subparsers, check_parser: argparse.ArgumentParser, run)
     parser = subparsers.add_parser("fix", add_help=False, help="apply safe fixes (= dynlint check --fix)",
                                    description="Apply dynlint's fixes in place (dynlint check --fix).")
     parser._add_container_actions(check_parser)  # the same options as `check`, help included
-    parser.set_defaults(func=run, fix=True)
+
+    def run_with_fix(args: argparse.Namespace) -> int:
+        # Not set_defaults(fix=True): the copied --fix action is shared with `check`,
+        # and set_defaults would change its default there too.
+        args.fix = True
+        return run(args)
+
+    parser.set_defaults(func=run_with_fix)
 
 
 def run_fix(args: argparse.Namespace, files: Iterable[tuple[str, str]], settings: Settings,

@@ -135,6 +135,22 @@ def test_real_command(tmp_path, command):
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert path.read_text() == SAFE_ONLY_FIXED
+    path.write_text(SAFE_ONLY)
+    plain = subprocess.run([sys.executable, "-m", "dynlint", "check", "--no-cache", str(path)],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert plain.returncode == 1 and path.read_text() == SAFE_ONLY  # plain check never fixes
+    assert "[*]" in plain.stdout and "1 fixable with `dynlint fix`" in plain.stdout
+    path.write_text(SAFE_ONLY_FIXED)
     diff = subprocess.run([sys.executable, "-m", "dynlint", "check", "--diff", "--no-cache", str(path)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert diff.returncode == 0 and diff.stdout == ""
+
+
+def test_pre_commit_fix_hook_is_declared():
+    yaml = pytest.importorskip("yaml")
+    from pathlib import Path
+
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text())
+    fix_hook = next(h for h in hooks if h["id"] == "dynlint-fix")
+    assert fix_hook["entry"] == "dynlint check --fix" and fix_hook["language"] == "python"
+    assert fix_hook["types_or"] == ["python", "pyi"] and fix_hook["require_serial"] is True

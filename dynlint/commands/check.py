@@ -71,6 +71,10 @@ def register(subparsers) -> None:
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="where to keep the results cache (default: .dynlint_cache in the project root)")
     parser.set_defaults(func=run)
+    from dynlint.fixcli import add_fix_arguments, register_fix_command  # import-light (no libcst)
+
+    add_fix_arguments(parser)
+    register_fix_command(subparsers, parser, run)
 
 
 def check_path(path: str, relpath: str, settings: Settings) -> FileResult:
@@ -123,6 +127,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     config_anchor = [args.stdin_filename] if paths == [STDIN] and args.stdin_filename else paths
     settings = load_settings(config_anchor, selection_overrides(args))
+    from dynlint.fixcli import run_fix, wants_fix
+
+    if wants_fix(args):  # --fix / --diff / --add-noqa, and `dynlint fix`
+        if paths == [STDIN]:
+            relpath = relative_to_root(args.stdin_filename, settings.root) if args.stdin_filename else STDIN
+            return run_fix(args, [(STDIN, relpath)], settings)
+        return run_fix(args, [(f.path, f.relpath) for f in iter_source_files(paths, settings)], settings)
 
     progress = None
     if paths == [STDIN]:
@@ -148,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.reconfigure(errors="backslashreplace")
 
     try:
-        reporter = make_reporter(args.output_format, stream, settings, statistics=args.statistics, quiet=args.quiet)
+        reporter = make_reporter(args.output_format, stream, settings, statistics=args.statistics, quiet=args.quiet,
+                                 unsafe_fixes=args.unsafe_fixes)
         reporter.start()
         for result in results:
             if progress is not None:
