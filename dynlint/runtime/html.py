@@ -82,8 +82,13 @@ def render_report(report) -> str:
 
     legend = "".join(f'<span class="key"><span class="swatch" style="background:{COLORS[k]}"></span>{esc(t)}</span>'
                      for k, t in LEGEND)
+    first_cause = {}
+    for event in report.events:
+        if event.root and event.cause:
+            first_cause.setdefault(event.path, event.cause)
     verdict = (f'<p class="verdict">Root cause{"s" if len(dynamic) > 1 else ""}: '
-               + ", ".join(f"<code>{esc(p)}</code>" for p in dynamic) + "</p>") if dynamic else \
+               + "; ".join(f"<code>{esc(p)}</code>" + (f" — {esc(first_cause[p])}" if p in first_cause else "")
+                           for p in dynamic) + "</p>") if dynamic else \
         '<p class="verdict ok">No dynamic module: every recompile followed a new input shape.</p>'
     rank_note = f" · ranks {', '.join(str(r) for r in sorted(report.per_rank))}" if report.per_rank else ""
     step_table = _table(report.step_header(), report.step_rows(), highlight_col=report.step_header().index("Comment"))
