@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover - only while the module does not exist
 class _Scope:
     """Names of one function (or the module) and what they hold."""
 
-    __slots__ = ("kinds", "bindings", "host", "name", "assumed")
+    __slots__ = ("kinds", "bindings", "host", "name", "assumed", "dependents")
 
     def __init__(self, name: str, host: bool):
         self.name = name
@@ -49,6 +49,7 @@ class _Scope:
         # forward() parameters taken to be tensors without proof: good enough to type what is
         # derived from them (x.sum(), x > 0), not to judge the bare name itself (a flag, a size, a list)
         self.assumed: set[str] = set()
+        self.dependents: dict[str, set[str]] = {}  # name -> names whose binding reads it
         self.bindings: dict[str, ast.expr | None] = {}
         self.host = host
 
@@ -197,6 +198,13 @@ class Analyzer:
                 return scope.kinds[name]
         return None
 
+    def _rebound(self, name: str) -> None:
+        """``name`` gets a new value: bindings computed from its old value no longer describe it
+        (after ``m = x > 0; x = x[:, 1:]``, m is no longer "a mask of x's shape")."""
+        for dependent in self.scope.dependents.pop(name, ()):
+            if dependent != name:
+                self.scope.bindings[dependent] = None
+
     def bind(self, target: ast.AST, kind: str | None, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
             previous = self.scope.kinds.get(target.id, kind)
@@ -207,12 +215,15 @@ class Analyzer:
                 self.scope.assumed.add(target.id)  # often a tensor, but also tuples and ModelOutputs
             else:
                 self.scope.assumed.discard(target.id)
+            self._rebound(target.id)
             if value is not None and self.control_depth == 0 and target.id not in self.scope.bindings \
                     and self._is_plain_assignment():
                 self.scope.bindings[target.id] = value
+                for sub in ast.walk(value):
+                    if type(sub) is ast.Name:
+                        self.scope.dependents.setdefault(sub.id, set()).add(target.id)
             else:  # rebound, or bound under a branch/loop: the value at a later point is not known
                 self.scope.bindings[target.id] = None
-            self.aliases.pop(target.id, None) if target.id in self.aliases and self.scope is self.module_scope else None
         elif isinstance(target, (ast.Tuple, ast.List)):
             element = _unpacked_kind(kind)
             if value is not None and self._is_module_call(value):
@@ -631,6 +642,7 @@ class Analyzer:
             combined = _combine_binop(self.lookup(target.id), self.kind(node.value), node.op)
             self.scope.kinds[target.id] = combined
             self.scope.bindings[target.id] = None
+            self._rebound(target.id)
         else:
             self.visit(target)
 
@@ -740,6 +752,7 @@ class Analyzer:
         self.visit(node.value)
         self.scope.kinds[node.target.id] = self.kind(node.value)
         self.scope.bindings[node.target.id] = None
+        self._rebound(node.target.id)
 
     def visit_Global(self, node) -> None:
         for name in node.names:
