@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 
 _BREAK_AT_RE = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.MULTILINE)
 _SIZE_MISMATCH_RE = re.compile(
-    r"tensor '(?P<name>[^']+)' size mismatch at index (?P<dim>\d+)\. expected (?P<expected>\d+), actual (?P<actual>\d+)")
+    r"tensor '(?P<name>[^']+)' size mismatch at index (?P<dim>\d+)\. "
+    r"expected (?P<expected>\d+), actual (?P<actual>\d+)")
 # Guard reasons quote user code as "...  # some/file.py:12 in forward"; paths may be cut on the left.
 _GUARD_LOCATION_RE = re.compile(r"#\s*(?P<file>[^\s#()]+\.py):(?P<line>\d+) in (?P<func>[\w<>]+)")
 _RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<func>\w+?)_at_(?P<line>\d+)$")

@@ -52,7 +52,7 @@ def render_report(report) -> str:
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'role="img" aria-label="recompiles per step and module" font-family="sans-serif" font-size="12">']
     # Bars on top: recompiles per step, all modules together.
-    svg.append(f'<text x="4" y="14" fill="#333">recompiles per step</text>')
+    svg.append('<text x="4" y="14" fill="#333">recompiles per step</text>')
     for column, total in enumerate(per_column):
         if total:
             h = max(2, round(bar_h * total / peak))
@@ -77,11 +77,12 @@ def render_report(report) -> str:
     for column in range(0, columns, max(1, columns // 10)):
         x = label_width + column * cell_w + cell_w / 2
         svg.append(f'<text x="{x}" y="{axis_y}" text-anchor="middle" fill="#555">{column * bin_size}</text>')
-    svg.append(f'<text x="{label_width}" y="{axis_y + 18}" fill="#555">step{" (binned by %d)" % bin_size if bin_size > 1 else ""}</text>')
+    binned = f" (binned by {bin_size})" if bin_size > 1 else ""
+    svg.append(f'<text x="{label_width}" y="{axis_y + 18}" fill="#555">step{binned}</text>')
     svg.append("</svg>")
 
-    legend = "".join(f'<span class="key"><span class="swatch" style="background:{COLORS[k]}"></span>{esc(t)}</span>'
-                     for k, t in LEGEND)
+    legend = "".join(f'<span class="key"><span class="swatch" style="background:{COLORS[k]}"></span>'
+                     f'{esc(t)}</span>' for k, t in LEGEND)
     first_cause = {}
     for event in report.events:
         if event.root and event.cause:
@@ -100,10 +101,12 @@ def render_report(report) -> str:
 body {{ font-family: -apple-system, "Segoe UI", Roboto, sans-serif; margin: 24px; color: #222; max-width: 1400px; }}
 h1 {{ font-size: 20px; margin: 0 0 4px; }} h2 {{ font-size: 16px; margin: 28px 0 8px; }}
 .meta {{ color: #666; margin: 0 0 12px; }}
-.verdict {{ font-size: 15px; padding: 8px 12px; background: #fdecea; border-left: 4px solid {COLORS["root"]}; }}
+.verdict {{ font-size: 15px; padding: 8px 12px; background: #fdecea;
+           border-left: 4px solid {COLORS["root"]}; }}
 .verdict.ok {{ background: #eef6ee; border-color: #4c9a4c; }}
 .key {{ margin-right: 18px; white-space: nowrap; }}
-.swatch {{ display: inline-block; width: 12px; height: 12px; margin-right: 5px; vertical-align: -1px; border-radius: 2px; }}
+.swatch {{ display: inline-block; width: 12px; height: 12px; margin-right: 5px; vertical-align: -1px;
+           border-radius: 2px; }}
 table {{ border-collapse: collapse; font-size: 13px; }}
 th, td {{ border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }}
 th {{ background: #f5f5f5; position: sticky; top: 0; }}
@@ -113,7 +116,8 @@ code {{ font-size: 13px; }}
 .chart {{ overflow-x: auto; }}
 </style></head><body>
 <h1>dynlint recompilation report</h1>
-<p class="meta">{esc(report.backend)} backend · {report.steps} step(s) · {len(report.events)} recompile event(s){rank_note}</p>
+<p class="meta">{esc(report.backend)} backend · {report.steps} step(s) · {len(report.events)} recompile event(s)\
+{rank_note}</p>
 {verdict}
 <h2>Recompiles per step and module</h2>
 <p>{legend}</p>

@@ -256,6 +256,7 @@ def _format_table(header: list[str], rows: list[list[str]]) -> str:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
     # The last column is free text: do not pad it.
+
     def line(cells):
         padded = [c.ljust(widths[i]) for i, c in enumerate(cells[:-1])] + [cells[-1]]
         return "| " + " | ".join(padded).rstrip()
