@@ -188,3 +188,16 @@ def test_key_depends_on_content_settings_and_enabled_rules(tmp_path):
     other = Cache(str(tmp_path), Settings(root=str(tmp_path), extend_dynamic_ops=("my.op",),
                                           per_file_ignores=base.per_file_ignores))
     assert other.key(b"x", "src/a.py") != cache.key(b"x", "src/a.py")
+
+
+def test_clean_removes_a_cache_dir_given_explicitly_but_nothing_else(project, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("caches") / "mine"
+    dynlint("check", "--cache-dir", str(elsewhere), cwd=project)
+    precious = tmp_path_factory.mktemp("data")
+    (precious / "keep.txt").write_text("user data")
+    refused = dynlint("clean", "--cache-dir", str(precious), cwd=project)
+    assert refused.returncode == 2 and "not a dynlint cache" in refused.stderr
+    assert (precious / "keep.txt").exists() and elsewhere.exists()
+    proc = dynlint("clean", "--cache-dir", str(elsewhere), cwd=project)
+    assert (proc.returncode, proc.stdout) == (0, f"Removed {elsewhere}\n")
+    assert not elsewhere.exists()

@@ -14,6 +14,8 @@ def register(subparsers) -> None:
                                    description=f"Remove every {CACHE_DIR_NAME} directory under the paths.")
     parser.add_argument("paths", nargs="*", metavar="PATH", help="directories to clean (default: .)")
     parser.add_argument("-q", "--quiet", action="store_true", help="do not list what was removed")
+    parser.add_argument("--cache-dir", metavar="DIR", action="append", default=[],
+                        help="also remove this cache directory (one given to `dynlint check --cache-dir`)")
     parser.set_defaults(func=run)
 
 
@@ -35,24 +37,29 @@ def find_cache_dirs(top: str) -> list[str]:
 
 
 def run(args) -> int:
+    from dynlint.cache import is_dynlint_cache
     from dynlint.cli import UsageError
 
-    paths = args.paths or ["."]
+    paths = args.paths or (["."] if not args.cache_dir else [])
     missing = [p for p in paths if not os.path.isdir(p)]
     if missing:
         raise UsageError(f"not a directory: {', '.join(missing)}")
+    # Only a directory our cache tagged is removed: a mistyped --cache-dir must not delete user data.
+    foreign = [d for d in args.cache_dir if os.path.isdir(d) and not is_dynlint_cache(d)]
+    if foreign:
+        raise UsageError(f"not a dynlint cache (no dynlint CACHEDIR.TAG): {', '.join(foreign)}")
+    caches = [d for d in args.cache_dir if os.path.isdir(d)]
     failed = False
-    for top in paths:
-        for cache in find_cache_dirs(top):
-            try:
-                if os.path.islink(cache):
-                    os.unlink(cache)
-                else:
-                    shutil.rmtree(cache)
-            except OSError as exc:
-                print(f"dynlint: warning: cannot remove {cache}: {exc.strerror or exc}", file=sys.stderr)
-                failed = True
-                continue
-            if not args.quiet:
-                print(f"Removed {cache}")
+    for cache in caches + [c for top in paths for c in find_cache_dirs(top)]:
+        try:
+            if os.path.islink(cache):
+                os.unlink(cache)
+            else:
+                shutil.rmtree(cache)
+        except OSError as exc:
+            print(f"dynlint: warning: cannot remove {cache}: {exc.strerror or exc}", file=sys.stderr)
+            failed = True
+            continue
+        if not args.quiet:
+            print(f"Removed {cache}")
     return 1 if failed else 0
