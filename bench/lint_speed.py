@@ -172,6 +172,7 @@ class Row:
     repeats: int | None = None           # None: the run's --repeats
     prime: list[str] | None = None       # an untimed command run just before each timed one
     target: float | None = None          # the goal, as a multiple of the floor
+    ok_codes: tuple[int, ...] = (0,)     # exit statuses of a successful run
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     failure: str | None = None
@@ -199,7 +200,7 @@ def run_rows(rows: list[Row], repeats: int, cwd: str) -> None:
                 subprocess.run(row.prime, cwd=cwd, env={**os.environ, **row.env}, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
             wall, cpu, proc = timed(row.argv, row.env, cwd)
-            if proc.returncode != 0:
+            if proc.returncode not in row.ok_codes:
                 row.failure = f"exit {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1][:100]}"
                 continue
             row.walls.append(wall)
@@ -265,8 +266,8 @@ def ensure_torchfix() -> str | None:
                                TORCHFIX_DIR, "torchfix"], capture_output=True, text=True)
         if proc.returncode != 0:
             return None
-    check = subprocess.run([sys.executable, "-c", "import torchfix"], env={**os.environ, "PYTHONPATH": TORCHFIX_DIR},
-                           capture_output=True)
+    check = subprocess.run([sys.executable, "-c", "import torchfix"],
+                           env={**os.environ, "PYTHONPATH": TORCHFIX_DIR}, capture_output=True)
     return TORCHFIX_DIR if check.returncode == 0 else None
 
 
@@ -283,7 +284,8 @@ def files_with_fixes(dynlint: list[str], env: dict, directories: list[str], cwd:
     proc = subprocess.run([*dynlint, "check", "--no-cache", "--output-format", "json", "--exit-zero",
                            *directories], cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True)
     findings = json.loads(proc.stdout or "[]")
-    fixed = sorted({f["filename"] for f in findings if f.get("fix")})
+    # What `dynlint fix --diff` applies by default: safe fixes.
+    fixed = sorted({f["filename"] for f in findings if f.get("fix") and f["fix"]["applicability"] == "safe"})
     with open(list_path, "w") as handle:
         handle.write("".join(os.path.join(cwd, name) + "\n" for name in fixed))
     dyn000 = [f["filename"] for f in findings if f["code"] == "DYN000"]
@@ -340,10 +342,10 @@ def main() -> None:
     notes = []
     fix_argv = fix_command() if "fix" not in skip else None
     if fix_argv:
-        rows.append(Row("libcst.parse_module of the files with a fix", [sys.executable, "-c", LIBCST_CODE,
-                                                                        "--files-from", fixed_list]))
+        rows.append(Row("libcst.parse_module of the files with a safe fix",
+                        [sys.executable, "-c", LIBCST_CODE, "--files-from", fixed_list]))
         rows.append(Row(f"dynlint {' '.join(fix_argv)} --no-cache", [*dynlint, *fix_argv, "--no-cache", *relative],
-                        env))
+                        env, ok_codes=(0, 1)))  # 1: there is a diff
     elif "fix" not in skip:
         notes.append("dynlint fix --diff: skipped, this version of dynlint has no --diff yet")
     if "torchfix" not in skip:
@@ -371,7 +373,7 @@ def main() -> None:
         print(f"load average (1 min) at start / end: {load_before[0]:.2f} / {load_after[0]:.2f}")
     print(f"dynlint: {git_describe()}")
     print(f"corpus: {', '.join(relative)}: {len(files):,} files, {lines:,} lines")
-    print(f"findings: {finding_count:,} ({len(fixed)} files with a fix); DYN000: {len(dyn000)}"
+    print(f"findings: {finding_count:,} ({len(fixed)} files with a safe fix); DYN000: {len(dyn000)}"
           f" (files CPython rejects: {floor_failures})")
     print(f"medians of {args.repeats} rounds (slow rows: {args.slow_repeats}); CPU = user + sys incl. children")
     print()
@@ -385,7 +387,8 @@ def main() -> None:
         target = ""
         if row.target is not None:
             target = f"<= {row.target:g}x: {'met' if wall <= row.target * floor_wall else 'MISSED'}"
-        print(f"{row.label:{width}}  {wall:8.2f}  {wall / floor_wall:6.2f}x  {cpu:8.2f}  {cpu / floor_cpu:6.2f}x  {target}")
+        print(f"{row.label:{width}}  {wall:8.2f}  {wall / floor_wall:6.2f}x  {cpu:8.2f}  {cpu / floor_cpu:6.2f}x"
+              f"  {target}")
     by_label = {row.label: row for row in rows if row.walls}
     without = by_label.get("flake8 (pyflakes + pycodestyle), DYN plugin not loaded")
     with_dyn = by_label.get("flake8 + DYN plugin (same command line)")
@@ -396,7 +399,7 @@ def main() -> None:
               f" (target <= 1.15x: {'met' if ratio <= 1.15 else 'MISSED'})")
     fix_row = next((row for row in rows if row.label.startswith("dynlint ") and "diff" in row.label and row.walls),
                    None)
-    fixed_parse = by_label.get("libcst.parse_module of the files with a fix")
+    fixed_parse = by_label.get("libcst.parse_module of the files with a safe fix")
     if fix_row and fixed_parse:
         budget = floor_wall + statistics.median(fixed_parse.walls)
         print(f"dynlint fix --diff budget (floor + libcst parse of files with a fix): {budget:.2f} s:"

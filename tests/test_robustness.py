@@ -129,7 +129,7 @@ def test_bom_and_crlf_give_the_same_positions(hostile_report, name):
 
 def test_mixed_line_endings_form_feeds_and_tabs(hostile_report):
     assert codes(hostile_report, "mixed_endings.py") == [("DYN102", 4, 12)]  # a lone \r ends a line too
-    assert codes(hostile_report, "form_feed.py") == [("DYN102", 4, 13)]  # column counts the \\f
+    assert codes(hostile_report, "form_feed.py") == [("DYN102", 4, 13)]  # the \f counts as a column
     assert codes(hostile_report, "tabs.py") == [("DYN102", 4, 10)]
 
 
@@ -194,7 +194,7 @@ def test_a_5_mb_file(tmp_path):
 
 
 def test_check_source_never_raises_on_deep_nesting():
-    for source in ["x = " + "[" * 5000 + "]" * 5000, "x = " + "not " * 50_000 + "y",
-                   "import torch\n" + "".join("    " * i + f"if x{i}:\n" for i in range(120)) + "    " * 120 + "pass\n"]:
+    nested_ifs = "".join("    " * i + f"if x{i}:\n" for i in range(120)) + "    " * 120 + "pass\n"
+    for source in ["x = " + "[" * 5000 + "]" * 5000, "x = " + "not " * 50_000 + "y", "import torch\n" + nested_ifs]:
         findings = api.check_source(source)
         assert all(f.code == "DYN000" for f in findings)
