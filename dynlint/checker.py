@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 
 from dynlint import ops
 from dynlint.diagnostics import Finding
@@ -1175,6 +1176,18 @@ _DISPATCH = {
 }
 
 
+# Long operator chains (a + b + ... with thousands of terms) nest as deep as CPython's parser
+# allows; walking them recursively needs more than the default 1000 frames.  Python-to-Python
+# calls do not grow the C stack on 3.11+, so a higher limit is safe here.
+_RECURSION_LIMIT = 20_000
+
+
 def analyze(tree: ast.AST, lines: list[str], dynamic_ops=()) -> list[Finding]:
     """All findings for a parsed module (unsorted, no noqa/selection applied)."""
-    return Analyzer(lines, dynamic_ops).run(tree)
+    limit = sys.getrecursionlimit()
+    if limit < _RECURSION_LIMIT and sys.version_info >= (3, 11):
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        return Analyzer(lines, dynamic_ops).run(tree)
+    finally:
+        sys.setrecursionlimit(limit)

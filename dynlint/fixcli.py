@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Iterable, TextIO
 
 from dynlint.codes import RULES
+from dynlint.diagnostics import Applicability
 from dynlint.config import Settings
 
 STDIN = "-"
@@ -85,6 +86,21 @@ def _dispatch(args, files, settings, stream) -> int:
     return _run_fix_in_place(args, files, settings, stream)
 
 
+def _scan(args, files, settings):
+    """Check every file with the pool and the cache (as ``dynlint check`` does) and yield
+    (FileResult, fixable): libcst is then paid for only on files with an applicable fix."""
+    from dynlint.commands.check import _open_cache
+    from dynlint.runner import iter_results
+
+    unsafe = getattr(args, "unsafe_fixes", False)
+    jobs = getattr(args, "jobs", 0) or 0
+    cache = _open_cache(args, settings) if hasattr(args, "no_cache") else None
+    for result in iter_results(files, settings, jobs, cache):
+        fixable = any(f.fix is not None and (unsafe or f.fix.applicability == Applicability.SAFE)
+                      for f in result.findings)
+        yield result, fixable
+
+
 def _run_fix_in_place(args, files, settings, stream) -> int:
     from dynlint.fixer import fix_file
     from dynlint.output import FileResult, make_reporter
@@ -96,7 +112,11 @@ def _run_fix_in_place(args, files, settings, stream) -> int:
                              unsafe_fixes=unsafe, quiet=quiet)
     applied_by_file: list[tuple[str, list]] = []
     reporter.start()
-    for path, relpath in files:
+    for scanned, fixable in _scan(args, files, settings):
+        if not fixable:
+            reporter.add(scanned)
+            continue
+        path, relpath = scanned.path, scanned.relpath
         result = fix_file(path, settings, relpath, unsafe=unsafe, write=True)
         if result.applied:
             applied_by_file.append((path, result.applied))
@@ -122,7 +142,13 @@ def _run_diff(args, files, settings, stream) -> int:
 
     unsafe = getattr(args, "unsafe_fixes", False)
     fixes = changed = 0
-    for path, relpath in files:
+    for scanned, fixable in _scan(args, files, settings):
+        path, relpath = scanned.path, scanned.relpath
+        if not fixable:
+            for finding in scanned.findings:
+                if finding.code == "DYN000":
+                    sys.stderr.write(f"{path}:{finding.line}:{finding.col + 1}: DYN000 {finding.message}\n")
+            continue
         result = fix_file(path, settings, relpath, unsafe=unsafe, write=False)
         for finding in result.remaining:
             if finding.code == "DYN000":

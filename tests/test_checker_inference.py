@@ -206,3 +206,9 @@ def test_host_side_code_is_exempt_but_input_rules_apply():
     loader = DataLoader(Crops(), batch_size=4, collate_fn=collate)
     """
     assert codes(source) == [(13, "DYN402"), (16, "DYN401")]
+
+
+def test_long_operator_chain_that_cpython_parses_is_analyzed():
+    # 2,000 terms nest ~2,000 BinOps deep: above Python's default recursion limit
+    source = "import torch\nx = " + " + ".join(["torch.ones(1)"] * 2000) + "\ny = x[x > 0]\n"
+    assert codes(source) == [(3, "DYN101")]
