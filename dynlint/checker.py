@@ -42,7 +42,7 @@ except ImportError:  # pragma: no cover - only while the module does not exist
 class _Scope:
     """Names of one function (or the module) and what they hold."""
 
-    __slots__ = ("kinds", "bindings", "host", "name", "assumed", "dependents")
+    __slots__ = ("kinds", "bindings", "host", "name", "assumed", "bound_at")
 
     def __init__(self, name: str, host: bool):
         self.name = name
@@ -50,8 +50,8 @@ class _Scope:
         # forward() parameters taken to be tensors without proof: good enough to type what is
         # derived from them (x.sum(), x > 0), not to judge the bare name itself (a flag, a size, a list)
         self.assumed: set[str] = set()
-        self.dependents: dict[str, set[str]] = {}  # name -> names whose binding reads it
-        self.bindings: dict[str, ast.expr | None] = {}
+        self.bound_at: dict[str, int] = {}  # name -> stamp of its latest (re)binding
+        self.bindings: dict[str, tuple[ast.expr, int] | None] = {}  # name -> (value, stamp when bound)
         self.host = host
 
 
@@ -83,6 +83,7 @@ class Analyzer:
         self.seen: set[tuple[str, int, int]] = set()
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
         self._kind_cache: dict[int, str | None] = {}
+        self.stamp = 0                          # counts bindings, to tell which came later
 
     # ------------------------------------------------------------------ driver
     def run(self, tree: ast.AST) -> list[Finding]:
@@ -96,7 +97,10 @@ class Analyzer:
         return results
 
     def visit(self, node: ast.AST) -> None:
-        method = _DISPATCH.get(type(node))
+        node_type = type(node)
+        if node_type in _LEAVES:
+            return
+        method = _DISPATCH.get(node_type)
         self.stack.append(node)
         try:
             if method is None:
@@ -107,9 +111,13 @@ class Analyzer:
             self.stack.pop()
 
     def generic_visit(self, node: ast.AST) -> None:
-        for field in node._fields:
+        node_type = type(node)
+        fields = _CHILD_FIELDS.get(node_type)
+        if fields is None:
+            fields = _CHILD_FIELDS[node_type] = tuple(f for f in node._fields if f not in _NON_CHILD_FIELDS)
+        for field in fields:
             value = getattr(node, field, None)
-            if isinstance(value, list):
+            if type(value) is list:
                 for item in value:
                     if isinstance(item, ast.AST):
                         self.visit(item)
@@ -170,7 +178,17 @@ class Analyzer:
         return "\n".join(parts)
 
     def binding(self, name: str) -> ast.expr | None:
-        return self.scope.bindings.get(name)
+        entry = self.scope.bindings.get(name)
+        if entry is None:
+            return None
+        value, stamp = entry
+        # after ``m = x > 0; x = x[:, 1:]`` m no longer describes the current x: checked here,
+        # lazily, because fix builders ask rarely and assignments are many
+        bound_at = self.scope.bound_at
+        for sub in ast.walk(value):
+            if type(sub) is ast.Name and bound_at.get(sub.id, 0) > stamp:
+                return None
+        return value
 
     # ------------------------------------------------------------------ names
     def qualname(self, node: ast.AST) -> str | None:
@@ -200,11 +218,9 @@ class Analyzer:
         return None
 
     def _rebound(self, name: str) -> None:
-        """``name`` gets a new value: bindings computed from its old value no longer describe it
-        (after ``m = x > 0; x = x[:, 1:]``, m is no longer "a mask of x's shape")."""
-        for dependent in self.scope.dependents.pop(name, ()):
-            if dependent != name:
-                self.scope.bindings[dependent] = None
+        """``name`` gets a new value (see ``binding``)."""
+        self.stamp += 1
+        self.scope.bound_at[name] = self.stamp
 
     def bind(self, target: ast.AST, kind: str | None, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
@@ -219,10 +235,7 @@ class Analyzer:
             self._rebound(target.id)
             if value is not None and self.control_depth == 0 and target.id not in self.scope.bindings \
                     and self._is_plain_assignment():
-                self.scope.bindings[target.id] = value
-                for sub in ast.walk(value):
-                    if type(sub) is ast.Name:
-                        self.scope.dependents.setdefault(sub.id, set()).add(target.id)
+                self.scope.bindings[target.id] = (value, self.stamp)
             else:  # rebound, or bound under a branch/loop: the value at a later point is not known
                 self.scope.bindings[target.id] = None
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -1167,6 +1180,14 @@ def _only_raises(body: list[ast.stmt]) -> bool:
 def _is_staticmethod(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
+
+# The single hot loop: nodes with nothing to check below them are not visited at all, and
+# fields that only hold operators or load/store markers are not walked.
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Nonlocal,
+                     ast.Load, ast.Store, ast.Del})
+_NON_CHILD_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "level",
+                               "conversion", "is_async", "kind"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 _DISPATCH = {
     getattr(ast, name[len("visit_"):]): function
