@@ -24,7 +24,7 @@ _FILE_EXEMPT_RE = re.compile(r"^\s*#\s*dynlint\s*:\s*noqa\s*$", re.IGNORECASE | 
 _CODE_SPLIT_RE = re.compile(r"[,\s]+")
 
 
-_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer counts
 
 
 class SourceError(Exception):
@@ -37,7 +37,7 @@ class SourceError(Exception):
 
 def split_lines(text: str) -> list[str]:
     """Lines as Python's tokenizer counts them (str.splitlines also breaks at form feeds etc.)."""
-    lines = _LINE_BREAK_RE.split(text)
+    lines = LINE_BREAK_RE.split(text)
     if lines and lines[-1] == "":
         lines.pop()
     return lines
@@ -97,7 +97,7 @@ def check_source(source: str | bytes, filename: str = "<string>", settings: Sett
         tree = parse_source(text, filename)
     except SourceError as exc:
         return [_with_name(parse_error_finding(str(exc), exc.line), filename)] if "DYN000" in enabled else []
-    if _FILE_EXEMPT_RE.search(text) and "dynlint" in text:
+    if "dynlint" in text and _FILE_EXEMPT_RE.search(text):
         return []
     lines = split_lines(text)
     findings = check_tree(tree, lines, settings, enabled)

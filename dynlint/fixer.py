@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from dynlint.api import LINE_BREAK_RE
 from dynlint import api
 from dynlint.config import Settings
 from dynlint.diagnostics import Applicability, Edit, Finding
 
 MAX_ROUNDS = 10
-_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 _LINE_RE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
 
 
@@ -140,7 +140,7 @@ def _rewrite_node(module: cst.Module, node: cst.BaseExpression, start: tuple[int
     """The node with the edits applied to its own code (parentheses kept as they were)."""
     bare = node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node
     code = module.code_for_node(bare)
-    starts = [0] + [m.end() for m in _LINE_BREAK_RE.finditer(code)]
+    starts = [0] + [m.end() for m in LINE_BREAK_RE.finditer(code)]
 
     def offset(line: int, col: int) -> int:
         row = line - start[0]
@@ -153,7 +153,7 @@ def _rewrite_node(module: cst.Module, node: cst.BaseExpression, start: tuple[int
         if not 0 <= begin <= finish <= len(code):
             raise FixError("edit outside its node")
         ending = line_endings[edit.line - 1] if edit.line - 1 < len(line_endings) else "\n"
-        content = _LINE_BREAK_RE.sub(lambda _m: ending or "\n", edit.content)
+        content = LINE_BREAK_RE.sub(lambda _m: ending or "\n", edit.content)
         code = code[:begin] + content + code[finish:]
     config = module.config_for_parsing
     try:

@@ -21,13 +21,13 @@ import io
 import re
 import tokenize
 
+from dynlint.api import LINE_BREAK_RE
 from dynlint.diagnostics import Applicability, Edit, Fix
 from dynlint.fixcontext import FixContext
 
 SAFE = Applicability.SAFE
 UNSAFE = Applicability.UNSAFE
 
-_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 # Full reductions a masked value can feed.
 _SUM = "sum"
@@ -559,7 +559,7 @@ class _Source:
     def __init__(self, ctx, node):
         self.text = ctx.segment(node)
         self.line, self.col, _, _ = ctx.position(node)
-        self.starts = [0] + [m.end() for m in _LINE_BREAK_RE.finditer(self.text)]
+        self.starts = [0] + [m.end() for m in LINE_BREAK_RE.finditer(self.text)]
 
     def offset(self, line: int, col: int) -> int:
         row = line - self.line
@@ -587,7 +587,7 @@ def _scan_separator(tail: str) -> tuple[int, bool]:
         if char == ",":
             return index, broke
         if char == "#":
-            match = _LINE_BREAK_RE.search(tail, index)
+            match = LINE_BREAK_RE.search(tail, index)
             index = match.start() if match else len(tail)
             continue
         if char in "\r\n":
@@ -610,12 +610,12 @@ def _append_keyword(call, keyword_text: str, ctx) -> Edit | None:
     tail = source.text[last_end:-1]  # between the last argument and the closing parenthesis
     comma, comma_after_break = _scan_separator(tail)
     has_comma = comma >= 0 and not comma_after_break
-    multi_line = _LINE_BREAK_RE.search(tail) is not None and last_line > source.line
+    multi_line = LINE_BREAK_RE.search(tail) is not None and last_line > source.line
     if multi_line:
         line_start = source.starts[last_line - source.line]
         indent = re.match(r"[ \t]*", source.text[line_start:]).group(0)
         if has_comma:  # after the comma and any comment on that line
-            at = last_end + _LINE_BREAK_RE.search(tail, comma).start()
+            at = last_end + LINE_BREAK_RE.search(tail, comma).start()
             return source.edit(at, at, f"\n{indent}{keyword_text},")
         if "#" not in tail.split("\n")[0].split("\r")[0]:
             return source.edit(last_end, last_end, f",\n{indent}{keyword_text}")
@@ -634,7 +634,7 @@ def _remove_argument(call, argument, ctx) -> Edit | None:
     start, end = source.offset(start_line, start_col), source.offset(end_line, end_col)
     if start_line > source.line:  # alone on its line(s), maybe with a trailing comma: drop the lines
         line_start = source.starts[start_line - source.line]
-        after = _LINE_BREAK_RE.search(source.text, end)
+        after = LINE_BREAK_RE.search(source.text, end)
         if after is not None and not source.text[line_start:start].strip() \
                 and source.text[end:after.start()].strip() in ("", ","):
             return source.edit(line_start, after.end(), "")

@@ -9,14 +9,13 @@ configuration error.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from typing import Iterable
 
+from dynlint.api import LINE_BREAK_RE
 from dynlint.config import Settings
 from dynlint.output import FORMATS, FileResult
 
-_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer counts
 STDIN = "-"
 
 
@@ -99,7 +98,7 @@ def check_bytes(data: bytes, path: str, relpath: str, settings: Settings) -> Fil
     findings = api.check_source(text if text is not None else data, path, settings, relpath)
     lines: dict[int, str] = {}
     if findings and text is not None:
-        source_lines = _LINE_BREAK_RE.split(text)
+        source_lines = LINE_BREAK_RE.split(text)
         for finding in findings:
             if 1 <= finding.line <= len(source_lines):
                 lines[finding.line] = source_lines[finding.line - 1]
