@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from dynlint import __version__
+from dynlint.atomic import replace_file
 from dynlint.config import Settings
 from dynlint.diagnostics import Applicability, Edit, Finding, Fix
 from dynlint.output import FileResult
@@ -71,7 +72,6 @@ class Cache:
         self._salt = "\0".join((str(FORMAT_VERSION), __version__, _code_digest(), settings.fingerprint()))
         self._settings = settings
         self._salts: dict[frozenset[str], bytes] = {}
-        self._temp_counter = 0
 
     @classmethod
     def open(cls, directory: str, settings: Settings) -> "Cache | None":
@@ -82,7 +82,7 @@ class Cache:
             for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by dynlint.\n*\n")):
                 path = os.path.join(directory, name)
                 if not os.path.exists(path):
-                    _atomic_write(path, content.encode())
+                    replace_file(path, content.encode())
         except OSError as exc:
             print(f"dynlint: warning: cache disabled, cannot create {directory}: {exc.strerror or exc}",
                   file=sys.stderr)
@@ -130,24 +130,7 @@ class Cache:
             pass  # a cache that cannot be written only costs time
 
     def _write(self, target: str, payload: bytes) -> None:
-        self._temp_counter += 1
-        _atomic_write(target, payload, f"{os.getpid()}.{self._temp_counter}")
-
-
-def _atomic_write(target: str, payload: bytes, unique: str | None = None) -> None:
-    """Write ``payload`` to a temporary file beside ``target`` and rename it into place."""
-    temporary = f"{target}.{unique or os.getpid()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+        replace_file(target, payload)
 
 
 # -------------------------------------------------------------------- JSON form

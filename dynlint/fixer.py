@@ -17,7 +17,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass, field
 
@@ -25,6 +24,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dynlint.api import LINE_BREAK_RE
+from dynlint.atomic import replace_file
 from dynlint import api
 from dynlint.config import Settings
 from dynlint.diagnostics import Applicability, Edit, Finding
@@ -260,31 +260,11 @@ def _fix_error(path: str, reason: str) -> Finding:
 
 
 def atomic_write(path: str, data: bytes) -> None:
-    """Replace the file's contents via a temporary file in the same directory and a
-    rename, keeping its permission bits (and owner where allowed); a symlink keeps
-    pointing at the rewritten target."""
+    """Replace the file's contents atomically, keeping its permission bits (and owner where
+    allowed); a symlink keeps pointing at the rewritten target."""
     target = os.path.realpath(path)
     info = os.stat(target)
-    directory, name = os.path.split(target)
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".dynlint-tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, stat.S_IMODE(info.st_mode))
-        if hasattr(os, "chown"):
-            try:
-                os.chown(temporary, info.st_uid, info.st_gid)
-            except OSError:
-                pass  # only the owner's own uid/gid are allowed without privileges
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    replace_file(target, data, mode=stat.S_IMODE(info.st_mode), owner=(info.st_uid, info.st_gid), durable=True)
 
 
 # --------------------------------------------------------------------------- noqa
