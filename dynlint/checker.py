@@ -504,9 +504,12 @@ class Analyzer:
     def _is_plain_assignment(self) -> bool:
         """The statement being visited is ``name = value`` with a single target."""
         for node in reversed(self.stack):
+            if isinstance(node, ast.Assign):
+                return len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            if isinstance(node, ast.AnnAssign):
+                return isinstance(node.target, ast.Name)
             if isinstance(node, ast.stmt):
-                return isinstance(node, (ast.Assign, ast.AnnAssign)) and len(getattr(node, "targets", [None])) == 1 \
-                    and isinstance(getattr(node, "targets", [node.target if hasattr(node, "target") else None])[0], ast.Name)
+                return False
         return False
 
     def bind_name_in_parent(self, name: str) -> None:
