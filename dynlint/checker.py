@@ -696,14 +696,18 @@ class Analyzer:
         self.check_loop_iterable(node.iter)
         self.visit_target(node.target)
         self.bind(node.target, _iteration_kind(self.kind(node.iter)))
-        self.control_depth += 1
-        try:
-            self.visit_all(node.body)
-            self.visit_all(node.orelse)
-        finally:
-            self.control_depth -= 1
+        self._visit_branches(node.body, node.orelse)
 
     visit_AsyncFor = visit_For
+
+    def _visit_branches(self, *blocks) -> None:
+        """Statements that may or may not run: names bound there are path-dependent."""
+        self.control_depth += 1
+        try:
+            for block in blocks:
+                self.visit_all(block)
+        finally:
+            self.control_depth -= 1
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
         self.visit(node.iter)
@@ -729,12 +733,7 @@ class Analyzer:
     def visit_If(self, node) -> None:  # also While: the same shape (test, body, orelse)
         self.check_branch_test(node.test, node.body)
         self.visit(node.test)
-        self.control_depth += 1
-        try:
-            self.visit_all(node.body)
-            self.visit_all(node.orelse)
-        finally:
-            self.control_depth -= 1
+        self._visit_branches(node.body, node.orelse)
 
     visit_While = visit_If
 
