@@ -9,21 +9,29 @@ from __future__ import annotations
 
 # --- ops whose output shape depends on tensor values ------------------------
 
-#: qualified function -> (code, what to do instead)
+_NONZERO_ADVICE = "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions"
+_UNIQUE_ADVICE = "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (sort + mask, one_hot(num_classes=...))"
+_UNIQUE_CONSECUTIVE_ADVICE = "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (diff + mask)"
+_MASKED_SELECT_ADVICE = "use torch.where(mask, x, 0) with a masked reduction"
+_BINCOUNT_ADVICE = "use torch.histc, or scatter_add_ into a tensor of fixed length (minlength does not make it static)"
+_NMS_ADVICE = "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"
+
+#: qualified function -> (code, what to do instead); re-exported spellings are listed too,
+#: because a written-out attribute chain (torch.functional.unique) is not canonicalized
 DYNAMIC_FUNCTIONS: dict[str, tuple[str, str]] = {
-    "torch.nonzero": ("DYN102", "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions"),
-    "torch.argwhere": ("DYN102", "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions"),
-    "torch.unique": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (sort + mask, one_hot(num_classes=...))"),
-    "torch.functional.unique": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (sort + mask, one_hot(num_classes=...))"),
-    "torch.unique_consecutive": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (diff + mask)"),
-    "torch.functional.unique_consecutive": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation (diff + mask)"),
-    "torch.masked_select": ("DYN104", "use torch.where(mask, x, 0) with a masked reduction"),
-    "torch.bincount": ("DYN105", "use torch.histc, or scatter_add_ into a tensor of fixed length (minlength does not make it static)"),
-    "torchvision.ops.nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
-    "torchvision.ops.batched_nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
-    "torchvision.ops.boxes.nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
-    "torchvision.ops.boxes.batched_nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
-    "torch.ops.torchvision.nms": ("DYN105", "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"),
+    "torch.nonzero": ("DYN102", _NONZERO_ADVICE),
+    "torch.argwhere": ("DYN102", _NONZERO_ADVICE),
+    "torch.unique": ("DYN103", _UNIQUE_ADVICE),
+    "torch.functional.unique": ("DYN103", _UNIQUE_ADVICE),
+    "torch.unique_consecutive": ("DYN103", _UNIQUE_CONSECUTIVE_ADVICE),
+    "torch.functional.unique_consecutive": ("DYN103", _UNIQUE_CONSECUTIVE_ADVICE),
+    "torch.masked_select": ("DYN104", _MASKED_SELECT_ADVICE),
+    "torch.bincount": ("DYN105", _BINCOUNT_ADVICE),
+    "torchvision.ops.nms": ("DYN105", _NMS_ADVICE),
+    "torchvision.ops.batched_nms": ("DYN105", _NMS_ADVICE),
+    "torchvision.ops.boxes.nms": ("DYN105", _NMS_ADVICE),
+    "torchvision.ops.boxes.batched_nms": ("DYN105", _NMS_ADVICE),
+    "torch.ops.torchvision.nms": ("DYN105", _NMS_ADVICE),
 }
 
 #: tensor method -> (code, what to do instead, tensor_specific)
@@ -31,11 +39,11 @@ DYNAMIC_FUNCTIONS: dict[str, tuple[str, str]] = {
 #: unknown receiver is reported too; otherwise the receiver must be a known tensor
 #: (numpy arrays have ``nonzero``, pandas objects have ``unique``).
 DYNAMIC_METHODS: dict[str, tuple[str, str, bool]] = {
-    "nonzero": ("DYN102", "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions", False),
-    "argwhere": ("DYN102", "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions", True),
+    "nonzero": ("DYN102", _NONZERO_ADVICE, False),
+    "argwhere": ("DYN102", _NONZERO_ADVICE, True),
     "unique": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation", False),
     "unique_consecutive": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation", True),
-    "masked_select": ("DYN104", "use torch.where(mask, x, 0) with a masked reduction", True),
+    "masked_select": ("DYN104", _MASKED_SELECT_ADVICE, True),
     "bincount": ("DYN105", "use torch.histc, or scatter_add_ into a tensor of fixed length", True),
 }
 
@@ -103,9 +111,6 @@ HOST_SYNC_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 
 #: tensor methods that return Python data computed from values (not tensors)
 DATA_METHODS = frozenset({"item", "tolist", "equal", "allclose"})
-
-#: methods returning a sequence of tensors (unpacking gives tensors)
-TENSOR_SEQUENCE_METHODS = frozenset("unbind split chunk tensor_split sort topk max min kthvalue mode median".split())
 
 #: namespaces whose functions return tensors (unless listed as non-tensor below)
 TENSOR_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
