@@ -8,13 +8,14 @@ apply rule selection and ``# noqa`` comments.
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 from pathlib import Path
 
 from dynlint.config import Settings
-from dynlint.diagnostics import Finding
+from dynlint.diagnostics import FileResult, Finding
+from dynlint.source import (  # noqa: F401 - part of this module's API
+    LINE_BREAK_RE, SourceError, decode_source, parse_source, split_lines,
+)
 
 _DEFAULT_SETTINGS = Settings()
 
@@ -22,52 +23,6 @@ _DEFAULT_SETTINGS = Settings()
 _NOQA_RE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE_EXEMPT_RE = re.compile(r"^\s*#\s*dynlint\s*:\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
 _CODE_SPLIT_RE = re.compile(r"[,\s]+")
-
-
-LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer counts
-
-
-class SourceError(Exception):
-    """The file cannot be read, decoded or parsed; the message says why."""
-
-    def __init__(self, message: str, line: int = 1):
-        super().__init__(message)
-        self.line = line
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as Python's tokenizer counts them (str.splitlines also breaks at form feeds etc.)."""
-    lines = LINE_BREAK_RE.split(text)
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def decode_source(data: bytes) -> str:
-    """Decode Python source bytes the way the interpreter does (BOM, coding cookie)."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise SourceError(f"cannot determine encoding: {exc.msg if hasattr(exc, 'msg') else exc}") from None
-    try:
-        text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise SourceError(f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text
-
-
-def parse_source(text: str, filename: str = "<string>") -> ast.Module:
-    try:
-        return ast.parse(text, filename=filename)
-    except SyntaxError as exc:
-        where = f" at line {exc.lineno}" if exc.lineno else ""
-        raise SourceError(f"syntax error{where}: {exc.msg}", exc.lineno or 1) from None
-    except (ValueError, TypeError) as exc:  # e.g. null bytes
-        raise SourceError(f"cannot parse: {exc}") from None
-    except (RecursionError, MemoryError):
-        raise SourceError("too deeply nested for the Python parser") from None
 
 
 def parse_error_finding(message: str, line: int = 1) -> Finding:
@@ -113,6 +68,31 @@ def check_file(path: str | Path, settings: Settings = _DEFAULT_SETTINGS, relpath
         reason = exc.strerror or type(exc).__name__
         return [_with_name(parse_error_finding(f"cannot read: {reason}"), str(path))]
     return check_source(data, str(path), settings, relpath)
+
+
+def check_path(path: str, relpath: str, settings: Settings) -> FileResult:
+    """Check one file: its findings (noqa applied) and the source lines they point at."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return FileResult(path, relpath, check_file(path, settings, relpath))  # DYN000 naming why
+    return check_bytes(data, path, relpath, settings)
+
+
+def check_bytes(data: bytes, path: str, relpath: str, settings: Settings) -> FileResult:
+    try:
+        text: str | None = decode_source(data)
+    except SourceError:
+        text = None  # check_source reports it as DYN000
+    findings = check_source(text if text is not None else data, path, settings, relpath)
+    lines: dict[int, str] = {}
+    if findings and text is not None:
+        source_lines = LINE_BREAK_RE.split(text)
+        for finding in findings:
+            if 1 <= finding.line <= len(source_lines):
+                lines[finding.line] = source_lines[finding.line - 1]
+    return FileResult(path, relpath, findings, lines)
 
 
 def noqa_codes(line: str) -> frozenset[str] | None:

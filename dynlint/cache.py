@@ -20,11 +20,9 @@ from pathlib import Path
 
 from dynlint import __version__
 from dynlint.atomic import replace_file
-from dynlint.config import Settings
-from dynlint.diagnostics import Applicability, Edit, Finding, Fix
-from dynlint.output import FileResult
+from dynlint.config import CACHE_DIR_NAME, Settings
+from dynlint.diagnostics import Applicability, Edit, FileResult, Finding, Fix
 
-CACHE_DIR_NAME = ".dynlint_cache"
 ENTRIES_DIR_NAME = "entries"
 FORMAT_VERSION = 1
 
@@ -38,6 +36,14 @@ CACHEDIR_TAG = (
 
 def default_cache_dir(settings: Settings) -> str:
     return os.path.join(settings.root, CACHE_DIR_NAME)
+
+
+def open_cache(directory: str | None, settings: Settings, *, enabled: bool = True) -> "Cache | None":
+    """The results cache for a run (``directory`` or the project's default), or None when
+    caching is off (``--no-cache``) or the directory cannot be created."""
+    if not enabled:
+        return None
+    return Cache.open(directory or default_cache_dir(settings), settings)
 
 
 def is_dynlint_cache(directory: str) -> bool:

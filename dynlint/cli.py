@@ -12,12 +12,9 @@ import importlib
 import sys
 
 from dynlint import __version__
+from dynlint.errors import UsageError  # noqa: F401 - re-exported for callers of the old location
 
 COMMAND_MODULES = ("check", "rule", "clean", "buckets", "confirm")
-
-
-class UsageError(Exception):
-    """A usage or configuration error: one line on stderr, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):

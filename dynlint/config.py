@@ -14,6 +14,10 @@ from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
 from dynlint.codes import ALL_CODES, expand_selector
+from dynlint.errors import UsageError
+
+# The results cache's directory name in the project root (also never walked by discovery).
+CACHE_DIR_NAME = ".dynlint_cache"
 
 # Rules enabled when the user selects nothing.
 DEFAULT_SELECT = frozenset(ALL_CODES)
@@ -53,12 +57,6 @@ class Settings:
     def fingerprint(self) -> str:
         """A stable string of everything that changes findings (for the cache key)."""
         return repr((sorted(self.select), self.per_file_ignores, self.extend_dynamic_ops))
-
-
-def _usage_error(message: str) -> Exception:
-    from dynlint.cli import UsageError  # cli imports no command module at import time
-
-    return UsageError(message)
 
 
 # --- globs -------------------------------------------------------------------
@@ -116,7 +114,7 @@ def _glob_match(relpath: str, pattern: str) -> bool:
 def _expand(selector: str, where: str) -> list[str]:
     codes = expand_selector(selector)
     if not selector.strip() or not codes:
-        raise _usage_error(f"unknown rule selector {selector.strip()!r} in {where}")
+        raise UsageError(f"unknown rule selector {selector.strip()!r} in {where}")
     return codes
 
 
@@ -162,9 +160,9 @@ def _read_toml(path: str) -> dict:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
     except OSError as exc:
-        raise _usage_error(f"cannot read config {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read config {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise _usage_error(f"invalid TOML in {path}: {exc}") from None
+        raise UsageError(f"invalid TOML in {path}: {exc}") from None
 
 
 def _tool_section(data: dict) -> dict | None:
@@ -194,7 +192,7 @@ def find_pyproject(start: str) -> tuple[str, dict] | None:
 
 def _string_list(value, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _usage_error(f"{where} must be a list of strings, got {_describe(value)}")
+        raise UsageError(f"{where} must be a list of strings, got {_describe(value)}")
     return list(value)
 
 
@@ -205,7 +203,7 @@ def _describe(value) -> str:
 def _normalise_section(section, path: str) -> dict:
     where = f"[tool.dynlint] in {path}"
     if not isinstance(section, dict):
-        raise _usage_error(f"{where} must be a table")
+        raise UsageError(f"{where} must be a table")
     normalised = {}
     unknown = []
     for key, value in section.items():
@@ -217,12 +215,12 @@ def _normalise_section(section, path: str) -> dict:
             normalised[canonical] = _string_list(value, f"{canonical} {where}")
         else:
             if not isinstance(value, dict):
-                raise _usage_error(f"{canonical} {where} must be a table of glob = [codes], got {_describe(value)}")
+                raise UsageError(f"{canonical} {where} must be a table of glob = [codes], got {_describe(value)}")
             normalised[canonical] = {
                 glob: _string_list(codes, f"{canonical}.{glob!r} {where}") for glob, codes in value.items()
             }
     if unknown:
-        raise _usage_error(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in {where}"
+        raise UsageError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in {where}"
                            f" (known: {', '.join(KNOWN_KEYS)})")
     return normalised
 
@@ -248,7 +246,7 @@ def load_settings(paths: Sequence[str] = (), cli_overrides: Mapping | None = Non
     config_path = cli.get("config")
     if config_path:
         if not os.path.isfile(config_path):
-            raise _usage_error(f"config file not found: {config_path}")
+            raise UsageError(f"config file not found: {config_path}")
         data = _read_toml(config_path)
         section = _tool_section(data)
         if section is None:
@@ -282,7 +280,7 @@ def load_settings(paths: Sequence[str] = (), cli_overrides: Mapping | None = Non
     ops = config.get("extend-dynamic-ops", [])
     bad_ops = [op for op in ops if not _QUALIFIED_NAME_RE.fullmatch(op)]
     if bad_ops:
-        raise _usage_error(f"extend-dynamic-ops in {file_where} needs fully qualified names like 'mypkg.ops.my_op',"
+        raise UsageError(f"extend-dynamic-ops in {file_where} needs fully qualified names like 'mypkg.ops.my_op',"
                            f" got {', '.join(map(repr, bad_ops))}")
 
     return Settings(

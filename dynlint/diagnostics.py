@@ -62,3 +62,13 @@ class Finding:
 
     def sort_key(self):
         return (self.filename, self.line, self.col, self.code)
+
+
+@dataclass
+class FileResult:
+    """What checking one file produced; picklable, so a process pool can return it."""
+
+    path: str
+    relpath: str
+    findings: list[Finding]
+    lines: dict[int, str] = field(default_factory=dict)  # source of the lines findings point at

@@ -16,9 +16,11 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
-from dynlint.config import Settings
+from dynlint.config import CACHE_DIR_NAME, Settings
+from dynlint.errors import UsageError
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+STDIN = "-"  # the path that means "read the source from standard input"
 
 # Directory names never walked into (ruff's defaults plus our own cache);
 # an explicitly named directory is still walked.
@@ -26,7 +28,7 @@ SKIPPED_DIR_NAMES = frozenset({
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".svn", ".ipynb_checkpoints",
     ".mypy_cache", ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache",
     ".tox", ".venv", ".vscode", "__pycache__", "__pypackages__", "_build", "buck-out",
-    "build", "dist", "node_modules", "site-packages", "venv", ".dynlint_cache",
+    "build", "dist", "node_modules", "site-packages", "venv", CACHE_DIR_NAME,
 })
 SKIPPED_DIR_GLOBS = ("*.egg-info",)
 
@@ -35,12 +37,6 @@ SKIPPED_DIR_GLOBS = ("*.egg-info",)
 class SourceFile:
     path: str      # as the user wrote it (joined with what the walk found); shown in output
     relpath: str   # '/'-separated, relative to settings.root; matched by per-file-ignores
-
-
-def _usage_error(message: str) -> Exception:
-    from dynlint.cli import UsageError
-
-    return UsageError(message)
 
 
 def relative_to_root(path: str, root: str) -> str:
@@ -74,7 +70,7 @@ def iter_source_files(paths: Sequence[str], settings: Settings,
     paths = list(paths) or ["."]
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
-        raise _usage_error(f"path does not exist: {', '.join(missing)}")
+        raise UsageError(f"path does not exist: {', '.join(missing)}")
     return _generate(paths, settings, warn)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dynlint.api import LINE_BREAK_RE
+from dynlint.source import LINE_BREAK_RE
 from dynlint.atomic import replace_file
 from dynlint import api
 from dynlint.config import Settings

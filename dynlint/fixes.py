@@ -21,7 +21,7 @@ import io
 import re
 import tokenize
 
-from dynlint.api import LINE_BREAK_RE
+from dynlint.source import LINE_BREAK_RE
 from dynlint.diagnostics import Applicability, Edit, Fix
 from dynlint.fixcontext import FixContext
 

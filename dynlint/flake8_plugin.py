@@ -26,7 +26,7 @@ _FILE_EXEMPT_RE = re.compile(r"^\s*#\s*dynlint\s*:\s*noqa\s*$", re.IGNORECASE)
 @lru_cache(maxsize=1)
 def project_settings(cwd: str) -> Settings:
     """``[tool.dynlint]`` of the project flake8 runs in (the nearest one above ``cwd``)."""
-    from dynlint.cli import UsageError
+    from dynlint.errors import UsageError
     from dynlint.config import load_settings
 
     try:

@@ -12,7 +12,6 @@ import json
 import os
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import quote
@@ -20,22 +19,12 @@ from urllib.parse import quote
 from dynlint import __version__
 from dynlint.codes import RULES
 from dynlint.config import Settings
-from dynlint.diagnostics import Applicability, Finding
+from dynlint.diagnostics import Applicability, FileResult, Finding  # noqa: F401 - FileResult re-exported
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 INFORMATION_URI = "https://github.com/dynlint/dynlint"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FIX_COMMAND = "dynlint fix"
-
-
-@dataclass
-class FileResult:
-    """What checking one file produced; picklable, so a process pool can return it."""
-
-    path: str
-    relpath: str
-    findings: list[Finding]
-    lines: dict[int, str] = field(default_factory=dict)  # source of the lines findings point at
 
 
 def _plural(count: int, word: str) -> str:

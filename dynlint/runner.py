@@ -24,7 +24,7 @@ from typing import Iterator, Sequence, TextIO
 
 from dynlint.cache import Cache
 from dynlint.config import Settings
-from dynlint.output import FileResult
+from dynlint.diagnostics import FileResult
 
 # Below this much source to check, starting worker processes costs more than it saves
 # (measured: forking and feeding two workers ~ 40 ms, about what parsing 300 KB takes).
@@ -54,7 +54,7 @@ def internal_error_result(path: str, relpath: str, exc: BaseException) -> FileRe
 def check_one(path: str, relpath: str, settings: Settings, cache: Cache | None,
               data: bytes | None = None) -> FileResult:
     """Check one file (``data`` when already read), storing the result in ``cache``."""
-    from dynlint.commands.check import check_bytes, check_path
+    from dynlint.api import check_bytes, check_path
 
     # CPython's cyclic GC rescans the AST again and again while it grows (a 5 MB file parses
     # in 4 s instead of 10 s without it); trees hold no cycles, so collecting can wait.

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from dynlint.cli import UsageError
+from dynlint.errors import UsageError
 from dynlint.codes import ALL_CODES
 from dynlint.config import Settings, load_settings
 

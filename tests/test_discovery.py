@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from dynlint.cli import UsageError
+from dynlint.errors import UsageError
 from dynlint.config import Settings
 from dynlint.discovery import iter_source_files
 

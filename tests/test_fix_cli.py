@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from dynlint.api import check_source
-from dynlint.cli import UsageError
+from dynlint.errors import UsageError
 from dynlint.config import Settings
-from dynlint.fixcli import add_fix_arguments, run_fix
+from dynlint.commands.fix import add_fix_arguments, run_fix
 
 SAFE_ONLY = "import torch\n\ndef f(x: torch.Tensor):\n    return x[x > 0].sum()\n"
 SAFE_ONLY_FIXED = "import torch\n\ndef f(x: torch.Tensor):\n    return torch.where(x > 0, x, 0).sum()\n"

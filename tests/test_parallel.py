@@ -77,7 +77,7 @@ def test_few_files_are_checked_without_starting_a_pool(tmp_path, monkeypatch):
 
 def test_a_checker_crash_on_one_file_is_that_files_dyn000(tmp_path, monkeypatch):
     files = make_corpus(tmp_path, 30, body_repeats=60)
-    from dynlint.commands import check
+    from dynlint import api as check
 
     real = check.check_bytes
 
@@ -101,7 +101,7 @@ def test_a_dying_worker_does_not_lose_files(tmp_path, monkeypatch):
     files = make_corpus(tmp_path, 30, body_repeats=60)
     expected = summary(iter_results(files, Settings(root=str(tmp_path)), jobs=1))
     parent = os.getpid()
-    from dynlint.commands import check
+    from dynlint import api as check
 
     real = check.check_bytes
 

@@ -147,7 +147,7 @@ def load_lengths(path: str, column: str | None):
     """Lengths as a 1-D int64 array; any problem raises UsageError with one line."""
     import numpy as np
 
-    from dynlint.cli import UsageError
+    from dynlint.errors import UsageError
 
     if path != "-":
         if not os.path.exists(path):

@@ -1,8 +1,8 @@
 """`dynlint check [PATH ...]`: find dynamic-shape hazards and report them.
 
-The per-file work is ``check_path`` (a top-level, pure function of its
-arguments) so a process pool can map it; results are reported file by file as
-they arrive rather than collected.  Exit codes: 0 clean, 1 findings, 2 usage or
+The engine (``dynlint.runner`` over ``dynlint.api``) does the checking; this
+module parses the command line and reports results file by file as they
+arrive rather than collected.  Exit codes: 0 clean, 1 findings, 2 usage or
 configuration error.
 """
 
@@ -12,11 +12,11 @@ import argparse
 import sys
 from typing import Iterable
 
-from dynlint.api import LINE_BREAK_RE
 from dynlint.config import Settings
-from dynlint.output import FORMATS, FileResult
+from dynlint.diagnostics import FileResult
+from dynlint.output import FORMATS
+from dynlint.discovery import STDIN
 
-STDIN = "-"
 
 
 def _jobs(value: str) -> int:
@@ -70,55 +70,19 @@ def register(subparsers) -> None:
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="where to keep the results cache (default: .dynlint_cache in the project root)")
     parser.set_defaults(func=run)
-    from dynlint.fixcli import add_fix_arguments, register_fix_command  # import-light (no libcst)
+    from dynlint.commands.fix import add_fix_arguments, register_fix_command  # import-light (no libcst)
 
     add_fix_arguments(parser)
     register_fix_command(subparsers, parser, run)
 
 
-def check_path(path: str, relpath: str, settings: Settings) -> FileResult:
-    """Check one file: its findings (noqa applied) and the source lines they point at."""
-    from dynlint import api
-
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return FileResult(path, relpath, api.check_file(path, settings, relpath))  # DYN000 naming why
-    return check_bytes(data, path, relpath, settings)
-
-
-def check_bytes(data: bytes, path: str, relpath: str, settings: Settings) -> FileResult:
-    from dynlint import api
-
-    try:
-        text: str | None = api.decode_source(data)
-    except api.SourceError:
-        text = None  # check_source reports it as DYN000
-    findings = api.check_source(text if text is not None else data, path, settings, relpath)
-    lines: dict[int, str] = {}
-    if findings and text is not None:
-        source_lines = LINE_BREAK_RE.split(text)
-        for finding in findings:
-            if 1 <= finding.line <= len(source_lines):
-                lines[finding.line] = source_lines[finding.line - 1]
-    return FileResult(path, relpath, findings, lines)
-
-
-def _open_cache(args: argparse.Namespace, settings: Settings):
-    """The results cache for this run, or None (``--no-cache``, or it cannot be created)."""
-    if args.no_cache:
-        return None
-    from dynlint.cache import Cache, default_cache_dir
-
-    return Cache.open(args.cache_dir or default_cache_dir(settings), settings)
-
-
 def run(args: argparse.Namespace) -> int:
-    from dynlint.cli import UsageError
+    from dynlint.errors import UsageError
     from dynlint.config import load_settings
     from dynlint.discovery import iter_source_files, relative_to_root
     from dynlint.output import make_reporter
+    from dynlint.api import check_bytes
+    from dynlint.cache import open_cache
     from dynlint.runner import Progress
 
     paths = args.paths or ["."]
@@ -126,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     config_anchor = [args.stdin_filename] if paths == [STDIN] and args.stdin_filename else paths
     settings = load_settings(config_anchor, selection_overrides(args))
-    from dynlint.fixcli import run_fix, wants_fix
+    from dynlint.commands.fix import run_fix, wants_fix
 
     if wants_fix(args):  # --fix / --diff / --add-noqa, and `dynlint fix`
         if paths == [STDIN]:
@@ -145,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
 
         files = [(f.path, f.relpath) for f in iter_source_files(paths, settings)]
         progress = Progress.for_run(len(files))
-        results = run_files(files, settings, args.jobs, _open_cache(args, settings))
+        results = run_files(files, settings, args.jobs, open_cache(args.cache_dir, settings, enabled=not args.no_cache))
 
     stream = sys.stdout
     if args.output_file:

@@ -38,7 +38,7 @@ def find_cache_dirs(top: str) -> list[str]:
 
 def run(args) -> int:
     from dynlint.cache import is_dynlint_cache
-    from dynlint.cli import UsageError
+    from dynlint.errors import UsageError
 
     paths = args.paths or (["."] if not args.cache_dir else [])
     missing = [p for p in paths if not os.path.isdir(p)]

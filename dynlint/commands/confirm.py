@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dynlint.cli import UsageError
+    from dynlint.errors import UsageError
 
     script = args.script
     if not os.path.isfile(script):

@@ -30,7 +30,7 @@ def _record(info, doc_text: str | None) -> dict:
 
 
 def run(args) -> int:
-    from dynlint.cli import UsageError
+    from dynlint.errors import UsageError
     from dynlint.codes import RULES
     from dynlint.ruledocs import RuleDocError, doc_text, resolve_code
 

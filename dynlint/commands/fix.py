@@ -19,8 +19,8 @@ from typing import Iterable, TextIO
 from dynlint.codes import RULES
 from dynlint.diagnostics import Applicability
 from dynlint.config import Settings
+from dynlint.discovery import STDIN
 
-STDIN = "-"
 _TEXT_FORMATS = ("full", "concise")
 
 
@@ -61,7 +61,7 @@ def register_fix_command(subparsers, check_parser: argparse.ArgumentParser, run)
 def run_fix(args: argparse.Namespace, files: Iterable[tuple[str, str]], settings: Settings,
             stream: TextIO | None = None) -> int:
     """Fix (or diff, or add noqa to) ``files`` — (path, relpath) pairs — and report."""
-    from dynlint.cli import UsageError
+    from dynlint.errors import UsageError
 
     if getattr(args, "add_noqa", False):
         if getattr(args, "fix", False) or getattr(args, "diff", False):
@@ -89,12 +89,12 @@ def _dispatch(args, files, settings, stream) -> int:
 def _scan(args, files, settings):
     """Check every file with the pool and the cache (as ``dynlint check`` does) and yield
     (FileResult, fixable): libcst is then paid for only on files with an applicable fix."""
-    from dynlint.commands.check import _open_cache
+    from dynlint.cache import open_cache
     from dynlint.runner import iter_results
 
     unsafe = getattr(args, "unsafe_fixes", False)
     jobs = getattr(args, "jobs", 0) or 0
-    cache = _open_cache(args, settings) if hasattr(args, "no_cache") else None
+    cache = open_cache(getattr(args, "cache_dir", None), settings, enabled=not getattr(args, "no_cache", True))
     for result in iter_results(files, settings, jobs, cache):
         fixable = any(f.fix is not None and (unsafe or f.fix.applicability == Applicability.SAFE)
                       for f in result.findings)
@@ -103,7 +103,8 @@ def _scan(args, files, settings):
 
 def _run_fix_in_place(args, files, settings, stream) -> int:
     from dynlint.fixer import fix_file
-    from dynlint.output import FileResult, make_reporter
+    from dynlint.diagnostics import FileResult
+    from dynlint.output import make_reporter
 
     unsafe = getattr(args, "unsafe_fixes", False)
     output_format = getattr(args, "output_format", "full")
@@ -200,7 +201,7 @@ def _run_add_noqa(files, settings) -> int:
     from dynlint import api
     from dynlint.fixer import add_noqa, atomic_write
 
-    from dynlint.cli import UsageError
+    from dynlint.errors import UsageError
 
     added = 0
     for path, relpath in files:
