@@ -349,3 +349,11 @@ def test_root_cause_pass_looks_at_every_descendant():
     assert roots == [(1, "Net/a/deep"), (2, "Net/ab")]
     # "Net/ab" is not under "Net/a": prefixes are matched on whole path components.
     assert not events[5].explained_by_child
+
+
+def test_step_count_in_the_header_matches_the_step_numbers():
+    report, _ = _run(Net(), "trace", _inputs()[:5])
+    steps = sorted({e.step for e in report.events})
+    assert report.steps == 5 and steps[-1] == 4 and steps[0] >= 0
+    title = report.format_tables().splitlines()[0]
+    assert "5 steps, numbered 0-4" in title and "5 step(s)" not in title

@@ -23,7 +23,7 @@ import warnings
 from collections import Counter
 from collections.abc import Mapping
 
-from dynlint.runtime.signature import format_signature, iter_leaves, signature
+from dynlint.runtime.signature import format_signature, iter_leaves, shape_key, signature
 
 __all__ = ["data_dynamicity", "const_shape_dataloader", "ShapeHistogram", "dynamicity_level"]
 
@@ -51,7 +51,11 @@ class ShapeHistogram(Counter):
     """Batch shape signature -> number of batches, most common first.
 
     Keys are the hashable signatures of :func:`dynlint.runtime.signature.signature`;
-    :meth:`describe` turns one into the text shown in the table.
+    :meth:`describe` turns one into the text shown in the table.  As with Gaudi's
+    result, a histogram can also be looked up (``[]``, ``in``, ``get``) and compared
+    (``==`` with a plain dict) by shape tuple: ``hist[(4, 3, 30, 30)]``,
+    ``hist[((7, 1, 28, 28), (7,))]``; :meth:`shapes` gives that dict (signatures
+    that differ only in dtype or device add up under one shape).
 
     Attributes: ``batches`` (batches seen), ``complete`` (False when
     ``max_batches`` stopped the pass early), ``padding_waste`` (fraction of
@@ -67,6 +71,37 @@ class ShapeHistogram(Counter):
     @staticmethod
     def describe(sig) -> str:
         return format_signature(sig)
+
+    def shapes(self) -> dict:
+        """{shape tuple: count}, keyed as Gaudi's ``data_dynamicity`` result is."""
+        by_shape: dict = {}
+        for sig, count in self.items():
+            key = shape_key(sig)
+            by_shape[key] = by_shape.get(key, 0) + count
+        return by_shape
+
+    def __missing__(self, key):
+        return self.shapes().get(key, 0) if _hashable(key) else 0
+
+    def __contains__(self, key):
+        return super().__contains__(key) or (_hashable(key) and key in self.shapes())
+
+    def get(self, key, default=None):
+        if super().__contains__(key):
+            return super().__getitem__(key)
+        shapes = self.shapes()
+        return shapes[key] if _hashable(key) and key in shapes else default
+
+    def __eq__(self, other):
+        if isinstance(other, Mapping) and not isinstance(other, Counter):
+            return dict(self) == dict(other) or self.shapes() == dict(other)
+        return super().__eq__(other)
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None
 
     @property
     def unique_shapes(self) -> int:
@@ -88,7 +123,10 @@ class ShapeHistogram(Counter):
         for sig, count in self.items():
             lines.append(f"{labels[sig]:<{shape_width}} | {count:>{count_width}}")
         lines.append(f"Number of unique shapes: {len(self)}")
-        lines.append(f"There is {self.level} dynamicity in input data shapes")
+        if self:
+            lines.append(f"There is {self.level} dynamicity in input data shapes")
+        else:   # Gaudi's wording for a loader that yielded nothing
+            lines.append("Dataset looks empty")
         if not self.complete:
             lines.append(f"(stopped after max_batches={self.batches} batches)")
         if self.padding_waste is not None:
@@ -172,27 +210,71 @@ def data_dynamicity(
 
 
 class const_shape_dataloader:  # noqa: N801 -- lower case to match Gaudi's public name
-    """Wrap a loader so that it yields only batches of one shape signature.
+    """Batches of one shape only, in two modes.
 
-    The shape kept is that of ``reference`` (an example batch) or, by default,
-    of the first batch of the first pass; it stays fixed across passes.  Other
-    batches are dropped, counted in ``dropped`` (per pass) and reported by one
-    warning at the end of each pass that dropped any.  Attribute access falls
-    through to the wrapped loader (``dataset``, ``batch_size``, ...).
+    ``const_shape_dataloader(loader, maxlen)`` -- Gaudi's call and meaning: read
+    the loader until ``maxlen`` batches of one shape have been seen (or it ends)
+    and keep those ``maxlen`` batches (or, at the end, the most common shape's
+    batches).  The result is a sized, re-iterable loader over the kept batches,
+    for checking a model for dynamic ops with the input shape held fixed.  An
+    empty loader raises ``ValueError`` (the dataset looks empty).
 
+    ``const_shape_dataloader(loader)`` -- a lazy filter (ours): each pass
+    iterates the loader and yields only batches whose shape signature equals
+    ``reference`` (an example batch) or, by default, the first batch's.
+    Dropped batches are counted in ``dropped`` (per pass) and reported by one
+    warning at the end of each pass that dropped any.
+
+    In both modes ``reference=`` picks the shape to keep, and attribute access
+    falls through to the wrapped loader (``dataset``, ``batch_size``, ...).
     Dropping is the blunt fix; ``drop_last=True`` on the DataLoader or
     :mod:`dynlint.runtime.buckets` keep the data.
     """
 
-    def __init__(self, dataloader, reference=None, *, scalars_by_value: bool = True, warn: bool = True):
+    def __init__(self, dataloader, maxlen=None, *, reference=None, scalars_by_value: bool = True,
+                 warn: bool = True):
+        if maxlen is not None and (isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 1):
+            hint = " (pass an example batch as reference=...)" if hasattr(maxlen, "shape") else ""
+            raise TypeError(f"const_shape_dataloader: maxlen must be a positive int, got {maxlen!r:.60}{hint}")
         self.dataloader = dataloader
+        self.maxlen = maxlen
         self.scalars_by_value = scalars_by_value
         self.warn = warn
         self.reference = None if reference is None else signature(reference, scalars_by_value)
         self.kept = 0
         self.dropped = 0
+        self.batches = None
+        if maxlen is not None:
+            self.batches = self._collect(maxlen)
+            self.kept = len(self.batches)
+
+    def _collect(self, maxlen: int) -> list:
+        groups: dict = {}
+        for batch in self.dataloader:
+            sig = signature(batch, self.scalars_by_value)
+            if self.reference is not None and sig != self.reference:
+                continue
+            group = groups.setdefault(sig, [])
+            group.append(batch)
+            if len(group) == maxlen:   # stop reading: Gaudi returns the first full group
+                self.reference = sig
+                return group
+        if not groups:
+            what = "a batch of the reference shape" if self.reference is not None else "any batch"
+            raise ValueError(f"const_shape_dataloader: the loader yielded no {what}; the dataset looks empty")
+        sig = max(groups, key=lambda key: len(groups[key]))   # most batches; ties: first seen
+        self.reference = sig
+        return groups[sig]
+
+    def __len__(self):
+        if self.batches is None:
+            raise TypeError("a lazily filtered const_shape_dataloader has no length; pass maxlen for a fixed one")
+        return len(self.batches)
 
     def __iter__(self):
+        if self.batches is not None:
+            yield from self.batches
+            return
         self.kept = 0
         self.dropped = 0
         for batch in self.dataloader:
@@ -218,6 +300,14 @@ class const_shape_dataloader:  # noqa: N801 -- lower case to match Gaudi's publi
 
 
 # ------------------------------------------------------------------------- helpers
+
+
+def _hashable(key) -> bool:
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
 
 
 def _length(dataloader):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 
+from dynlint.runtime.report import steps_text
+
 MAX_COLUMNS = 120
 COLORS = {"root": "#d62728", "child": "#ff9f40", "input": "#9ecae1", "none": "#f3f3f3"}
 LEGEND = (("root", "dynamic: recompiled with an input shape it had seen (root cause)"),
@@ -116,7 +118,7 @@ code {{ font-size: 13px; }}
 .chart {{ overflow-x: auto; }}
 </style></head><body>
 <h1>dynlint recompilation report</h1>
-<p class="meta">{esc(report.backend)} backend · {report.steps} step(s) · {len(report.events)} recompile event(s)\
+<p class="meta">{esc(report.backend)} backend · {esc(steps_text(report.steps))} · {len(report.events)} recompile event(s)\
 {rank_note}</p>
 {verdict}
 <h2>Recompiles per step and module</h2>

@@ -24,6 +24,7 @@ capped number of events; tensors are never kept.
 from __future__ import annotations
 
 import bisect
+import inspect
 import os
 import sys
 import time
@@ -43,20 +44,29 @@ from dynlint.runtime.signature import format_signature, signature
 BACKENDS = ("hpu", "compile", "trace", "shapes")
 MAX_EVENTS = 100_000          # events kept for the tables; counts stay exact beyond it
 MAX_REFERENCE_GRAPHS = 16     # per module: op sequences kept to name the op that changed
-_ATTACHED_METHODS = ("analyse_dynamicity", "remove_hooks", "recompile_detector")
+GAUDI_TAG = "[DETECT_RECOMPILE_AUTO]"   # Gaudi's raw-log tag, kept so its parsers read raw_logs()
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def detect_recompilation_auto_model(model, waittime=None, csv_out="out", backend=None):
+def detect_recompilation_auto_model(model, mdlname=None, waittime=None, csv_out="out", *, backend=None):
     """Instrument ``model`` and every submodule; returns the same model object.
 
-    Adds ``model.analyse_dynamicity()`` (prints both tables, writes
-    ``<csv_out>_1.csv`` / ``<csv_out>_2.csv``, returns the report) and
-    ``model.remove_hooks()``.  ``waittime`` is Gaudi's per-call sleep; only the
-    hpu backend uses it.  ``backend`` overrides the automatic choice
-    (compiled model -> "compile", habana_frameworks importable -> "hpu", else "trace").
+    Gaudi's signature and meaning: ``mdlname`` names the root in module paths
+    (default: the root's class name; Gaudi's default is "Net"), ``waittime`` is
+    the per-call sleep (hpu backend only), ``csv_out`` the prefix of the two CSV
+    files (None: no files).  Adds ``model.analyse_dynamicity()`` (prints both
+    tables, writes ``<csv_out>_1.csv`` / ``<csv_out>_2.csv``, returns the report),
+    ``model.raw_logs()`` (Gaudi's log lines) and ``model.remove_hooks()``.
+    ``backend`` (keyword only) overrides the automatic choice (compiled model ->
+    "compile", habana_frameworks importable -> "hpu", else "trace").
     """
-    detector = RecompileDetector(model, backend=backend, waittime=waittime, csv_out=csv_out)
+    if mdlname is not None and not isinstance(mdlname, str):
+        raise TypeError(f"mdlname must be a string naming the root module, got {mdlname!r:.40} "
+                        "(the signature is Gaudi's: model, mdlname, waittime, csv_out)")
+    if waittime is not None and (isinstance(waittime, bool) or not isinstance(waittime, (int, float))
+                                 or waittime < 0):
+        raise TypeError(f"waittime must be a non-negative number of seconds, got {waittime!r:.40}")
+    detector = RecompileDetector(model, backend=backend, waittime=waittime, csv_out=csv_out, mdlname=mdlname)
     detector.attach()
     return model
 
@@ -96,7 +106,7 @@ class _Frame:
 
 
 class RecompileDetector:
-    def __init__(self, model, backend=None, waittime=None, csv_out="out"):
+    def __init__(self, model, backend=None, waittime=None, csv_out="out", mdlname=None):
         import torch.nn as nn
 
         compiled = _compiled_target(model)
@@ -110,6 +120,8 @@ class RecompileDetector:
                              "attach the detector to the compiled model")
         self.waittime = waittime
         self.csv_out = csv_out
+        self.mdlname = mdlname or type(self.root).__name__
+        self._registrations: list[str] = []
         self.step = -1
         self.events: list[Event] = []
         self.counts: dict[str, int] = {}
@@ -128,9 +140,11 @@ class RecompileDetector:
     def attach(self) -> None:
         if self._attached:
             return
-        for path, module in _walk(self.root, type(self.root).__name__):
+        for path, module in _walk(self.root, self.mdlname):
             info = ModuleInfo(path, type(module).__name__, _forward_location(module))
             self._states.append(_ModuleState(info, _forward_span(module)))
+            self._registrations.append(f"{'  ' * path.count('/')}{GAUDI_TAG} Registering hooks for {path} of type "
+                                       f"{type(module)} probably defined here {inspect.getmodule(type(module))}")
         self._root_state = self._states[0]
         if self.backend == "compile":
             self._attach_compile()
@@ -141,7 +155,7 @@ class RecompileDetector:
             for state, module in zip(self._states, modules):
                 self._wrap(module, "forward", self._make_eager_wrapper(state, module.forward))
         for name, value in (("analyse_dynamicity", self.analyse_dynamicity), ("remove_hooks", self.remove_hooks),
-                            ("recompile_detector", self)):
+                            ("raw_logs", self.raw_logs), ("recompile_detector", self)):
             self._set(self.model, name, value)
         self._attached = True
 
@@ -370,6 +384,26 @@ class RecompileDetector:
         return RecompileReport(self.backend, self.step + 1, modules, events, dropped_events=self.dropped_events,
                                counts=dict(self.counts))
 
+    def raw_logs(self) -> list[str]:
+        """Gaudi's raw log lines: one registration line per module, then per step one line per
+        recompile ("Recompilation!") and the root's "step:N" line, children before parents."""
+        report = self.local_report()
+        order = {s.info.path: i for i, s in enumerate(self._states)}
+        root = self._root_state.info.path
+        by_step: dict[int, list] = {}
+        for event in report.events:
+            by_step.setdefault(event.step, []).append(event)
+        lines = list(self._registrations)
+        for step in range(report.steps):
+            events = sorted(by_step.get(step, ()), key=lambda e: -order.get(e.path, 0))
+            root_events = [e for e in events if e.path == root]
+            for event in [e for e in events if e.path != root] + root_events[:-1]:
+                lines.append(_gaudi_line(event.path, "", event.new_in, event.new_out, 1))
+            last = root_events[-1] if root_events else None
+            lines.append(_gaudi_line(root, f"step:{step}", bool(last and last.new_in), bool(last and last.new_out),
+                                     1 if last else 0))
+        return lines
+
     def analyse_dynamicity(self, csv_out=..., print_tables: bool = True, file=None) -> RecompileReport:
         """Print both tables, write the CSV files, return the report.
 
@@ -492,6 +526,13 @@ def _op_label(func) -> str:
 
 
 # -- helpers ------------------------------------------------------------------
+def _gaudi_line(path: str, step: str, new_in: bool, new_out: bool, graphs: int) -> str:
+    return (f"{'  ' * path.count('/')}{GAUDI_TAG}[{path}]{step} {'Found new input signature ' if new_in else ''}"
+            f"{'Found new output signature ' if new_out else ''}num_graphs:{graphs} "
+            + ("Recompilation!" if graphs else ""))
+
+
+
 def _walk(module, path, seen=None):
     """(path, module) in tree order; Gaudi's naming: root class name, then named_children names."""
     if seen is None:

@@ -151,7 +151,7 @@ class RecompileReport:
         return [[path, str(count)] for path, count in self.recompile_counts()]
 
     def format_tables(self) -> str:
-        title = f"dynlint recompilation report ({self.backend} backend, {self.steps} step(s)"
+        title = f"dynlint recompilation report ({self.backend} backend, {steps_text(self.steps)}"
         title += f", rank {self.rank})" if self.rank is not None else ")"
         parts = [title, ""]
         if self.events:
@@ -225,6 +225,15 @@ class RecompileReport:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(render_report(self))
         return path
+
+
+def steps_text(steps: int) -> str:
+    """How many steps ran, with the numbers the tables use (from 0, as Gaudi's tool)."""
+    if steps <= 0:
+        return "no step run"
+    if steps == 1:
+        return "1 step, numbered 0"
+    return f"{steps} steps, numbered 0-{steps - 1}"
 
 
 def merge_reports(reports: list[RecompileReport]) -> RecompileReport:

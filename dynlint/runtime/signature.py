@@ -21,7 +21,7 @@ def signature(value, scalars_by_value: bool = True, _depth: int = 0):
 
     Tensors -> ("tensor", shape, dtype, device); numpy arrays -> ("ndarray", shape, dtype);
     list/tuple -> (type name, (items...)); mappings (dicts, BatchEncoding-like) ->
-    ("dict", ((key, sig), ...)) in key order; dataclasses -> ("dataclass", name, fields);
+    ("dict", ((key, sig), ...)) in key order (str/int/float/bool keys as they are, others as str); dataclasses -> ("dataclass", name, fields);
     scalars -> ("scalar", value) or ("scalar", type name); anything else -> ("object", type name).
     """
     if _depth > 64:
@@ -38,12 +38,39 @@ def signature(value, scalars_by_value: bool = True, _depth: int = 0):
         items = tuple(signature(v, scalars_by_value, _depth + 1) for v in value)
         return (type(value).__name__ if type(value) in (list, tuple) else "tuple", items)
     if isinstance(value, Mapping):
-        return ("dict", tuple((str(k), signature(value[k], scalars_by_value, _depth + 1)) for k in value))
+        return ("dict", tuple((_key(k), signature(value[k], scalars_by_value, _depth + 1)) for k in value))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return ("dataclass", type(value).__name__,
                 tuple((f.name, signature(getattr(value, f.name), scalars_by_value, _depth + 1))
                       for f in dataclasses.fields(value)))
     return ("object", type(value).__qualname__)
+
+
+def _key(key):
+    return key if isinstance(key, (str, int, float, bool)) else str(key)
+
+
+def shape_key(sig):
+    """The shape-only key Gaudi's tools use for a batch: a tensor or array is ``tuple(shape)``, a
+    list/tuple the tuple of its items' keys, a mapping ``((key, item key), ...)``, a scalar its value.
+
+    So a histogram can be looked up the way Gaudi's ``data_dynamicity`` result is:
+    ``hist[(4, 3, 30, 30)]`` or ``hist[((7, 1, 28, 28), (7,))]``.
+    """
+    if not isinstance(sig, tuple) or not sig:
+        return sig
+    head = sig[0]
+    if head in (TENSOR, ARRAY):
+        return tuple(sig[1])
+    if head == "scalar":
+        return sig[1]
+    if head in ("list", "tuple"):
+        return tuple(shape_key(item) for item in sig[1])
+    if head == "dict":
+        return tuple((key, shape_key(item)) for key, item in sig[1])
+    if head == "dataclass":
+        return tuple((name, shape_key(item)) for name, item in sig[2])
+    return sig[1]
 
 
 def iter_leaves(sig):
