@@ -17,9 +17,25 @@ import re
 from dataclasses import asdict, dataclass, field
 
 _BREAK_AT_RE = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.MULTILINE)
-_SIZE_MISMATCH_RE = re.compile(
-    r"tensor '(?P<name>[^']+)' size mismatch at index (?P<dim>\d+)\. "
-    r"expected (?P<expected>\d+), actual (?P<actual>\d+)")
+# "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 16, actual 24": the name may hold
+# quotes and brackets, so it runs (greedily) up to the last "' <what> mismatch".
+_TENSOR_MISMATCH_RE = re.compile(r"^tensor '(?P<name>.+)' (?P<what>[A-Za-z_ ]+?) mismatch\b(?P<rest>.*)$", re.DOTALL)
+_MISMATCH_DETAIL_RE = re.compile(r"(?:at index (?P<dim>\d+)\.?\s*)?(?:expected (?P<expected>[^,;]+?)"
+                                 r"(?:,\s*actual (?P<actual>[^;]+?))?)?\s*$")
+_COMPILE_ID_RE = re.compile(r"^\s*\[?[\d/_]+\]?:\s*")
+_GUARD_COMMENT_RE = re.compile(r"\s+#\s")
+_VALUE_GUARD_RE = re.compile(r"^(?P<source>[\w.\[\]'\"]+?)\s*(?P<op>==|!=)\s*(?P<value>.+)$")
+_STATE_GUARD_RE = re.compile(r"___check_obj_id|___check_type_id|\bis (?:not )?None\b|hasattr|___dict_contains|"
+                             r"___dict_version|___check_current_backend|___odict_getitem|isinstance")
+_MODE_GUARD_RE = re.compile(r"GLOBAL_STATE|\.training\b|grad_mode|requires_grad|autocast|torch_function_mode|"
+                            r"___is_grad_enabled|inference_mode|deterministic_algorithms", re.IGNORECASE)
+_SIZE_GUARD_RE = re.compile(r"\.size\(\)|\.stride\(\)|\bsym_size\b|\blen\(")
+_USER_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)', re.MULTILINE)
+# Graph-break types (dynamo's gb_type) that a data-dependent shape or value causes; the others
+# (unsupported Python, C functions, ...) split the graph for reasons that have nothing to do with shapes.
+_DATA_DEPENDENT_BREAK_RE = re.compile(
+    r"data[- ]dependent|dynamic shape operator|dynamic slicing|Tensor\.item\(\)|tolist|unbacked|guard_scalar|"
+    r"one_hot", re.IGNORECASE)
 # Guard reasons quote user code as "...  # some/file.py:12 in forward"; paths may be cut on the left.
 _GUARD_LOCATION_RE = re.compile(r"#\s*(?P<file>[^\s#()]+\.py):(?P<line>\d+) in (?P<func>[\w<>]+)")
 _RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<func>\w+?)_at_(?P<line>\d+)$")
@@ -31,9 +47,97 @@ class GraphBreak:
     line: int
     reason: str        # the break type, e.g. "Dynamic shape operator"
     detail: str = ""   # dynamo's explanation line, when it gave one
+    frames: tuple = field(default=(), compare=False)   # ((file, line, function), ...) traced frames, outermost first
+
+    @property
+    def data_dependent(self) -> bool:
+        """A break caused by a data-dependent shape or value (not by unsupported Python)."""
+        return bool(_DATA_DEPENDENT_BREAK_RE.search(self.reason) or _DATA_DEPENDENT_BREAK_RE.search(self.detail))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        data["frames"] = [list(f) for f in self.frames]
+        return data
+
+
+@dataclass(frozen=True)
+class GuardFailure:
+    """One failed guard of a recompile, classified.
+
+    ``kind``: "size" (a tensor's size, rank or stride, a list's length, a size guard),
+    "input" (a tensor's dtype or device), "mode" (grad mode, train/eval, requires_grad,
+    autocast), "value" (a Python value baked into the graph), "state" (an object's
+    identity, type or attribute presence), or "other".
+    """
+
+    kind: str
+    source: str = ""          # what the guard is on, e.g. "kwargs['input_ids']", "___stack0", "self.scales"
+    text: str = ""            # the guard as dynamo printed it, without its source comment
+    dim: int | None = None
+    expected: str | None = None
+    actual: str | None = None
+
+    @property
+    def intermediate(self) -> bool:
+        """On a value computed before a graph break (``___stack0``), not on an argument of the frame."""
+        return self.source.startswith("___")
+
+
+def parse_guard_failures(reason: str) -> list[GuardFailure]:
+    """The failed guards in a ``recompile_reason`` ("0/1: tensor 'x' size mismatch ...; ...")."""
+    head = (reason or "").split("\nUser stack trace:", 1)[0]
+    head = _COMPILE_ID_RE.sub("", head, count=1).strip()
+    failures = []
+    for part in _split_reasons(head):
+        failures.append(_classify_guard(part))
+    return failures
+
+
+def _split_reasons(head: str) -> list[str]:
+    # Several failures are joined by "; "; a tensor name never contains "; ".
+    parts = [p.strip() for p in re.split(r";\s+(?=tensor '|[A-Za-z_\d(\[]|___)", head) if p.strip()]
+    return parts or ([head] if head else [])
+
+
+def _classify_guard(part: str) -> GuardFailure:
+    guard = _GUARD_COMMENT_RE.split(part, maxsplit=1)[0].strip()
+    match = _TENSOR_MISMATCH_RE.match(guard)
+    if match:
+        what = match.group("what").strip().lower()
+        detail = _MISMATCH_DETAIL_RE.search(match.group("rest").lstrip(". "))
+        dim = int(detail.group("dim")) if detail and detail.group("dim") else None
+        expected = _strip(detail.group("expected")) if detail else None
+        actual = _strip(detail.group("actual")) if detail else None
+        kind = "size" if what in ("size", "rank", "stride", "storage offset") else \
+            "mode" if "requires_grad" in what else "input"
+        return GuardFailure(kind, match.group("name"), guard, dim, expected, actual)
+    if _MODE_GUARD_RE.search(guard):
+        return GuardFailure("mode", "", guard)
+    if _SIZE_GUARD_RE.search(guard):
+        sources = re.findall(r"([\w.\[\]'\"]+)\.(?:size|stride)\(\)", guard)
+        return GuardFailure("size", sources[0] if sources else "", guard)
+    if _STATE_GUARD_RE.search(guard):
+        return GuardFailure("state", "", guard)
+    match = _VALUE_GUARD_RE.match(guard)
+    if match:
+        return GuardFailure("value", match.group("source"), guard, expected=match.group("value").strip())
+    if re.search(r"\b___stack\d+\b|\bsym_(?:max|min|not|float|int)\b|[<>]=?", guard):
+        names = re.findall(r"\b(___stack\d+|[A-Za-z_]\w*)\b", guard)
+        source = next((n for n in names if n.startswith("___")), "")
+        return GuardFailure("value", source, guard)
+    return GuardFailure("other", "", guard)
+
+
+def _strip(text):
+    return text.strip().rstrip(".") if text is not None else None
+
+
+def user_frames(reason: str) -> tuple:
+    """((file, line, function), ...) of the "User stack trace" a guard reason may carry, outermost first."""
+    if "User stack trace:" not in (reason or ""):
+        return ()
+    tail = reason.split("User stack trace:", 1)[1]
+    return tuple((m.group("file"), int(m.group("line")), m.group("func")) for m in _USER_FRAME_RE.finditer(tail))
 
 
 @dataclass(frozen=True)
@@ -55,9 +159,22 @@ class Compile:
         match = _RESUME_RE.match(self.co_name)
         return match.group("func") if match else self.co_name
 
+    @property
+    def is_resume(self) -> bool:
+        return bool(_RESUME_RE.match(self.co_name))
+
+    def failures(self) -> list[GuardFailure]:
+        return parse_guard_failures(self.recompile_reason)
+
     def size_mismatches(self) -> list[dict]:
-        return [dict(name=m.group("name"), dim=int(m.group("dim")), expected=int(m.group("expected")),
-                     actual=int(m.group("actual"))) for m in _SIZE_MISMATCH_RE.finditer(self.recompile_reason)]
+        """Tensor size mismatches with integer sizes: {name, dim, expected, actual}."""
+        found = []
+        for failure in self.failures():
+            if failure.kind == "size" and failure.dim is not None and str(failure.expected).isdigit() \
+                    and str(failure.actual).isdigit():
+                found.append(dict(name=failure.source, dim=failure.dim, expected=int(failure.expected),
+                                  actual=int(failure.actual)))
+        return found
 
     def to_dict(self) -> dict:
         data = asdict(self)
