@@ -32,7 +32,7 @@ def parse_error_finding(message: str, line: int = 1) -> Finding:
 def check_tree(tree: ast.AST, lines: list[str], settings: Settings = _DEFAULT_SETTINGS,
                enabled: frozenset[str] | None = None) -> list[Finding]:
     """Run every enabled rule over an already parsed module (used by flake8). No noqa handling."""
-    from dynlint.checker import analyze
+    from dynlint.analysis.walker import analyze
 
     if enabled is None:
         enabled = settings.enabled_codes()

@@ -1,4 +1,5 @@
-"""The rule catalogue: fixed codes, names and one-line summaries.
+"""The rule catalogue: codes, names and one-line summaries, as the rule units declare them
+(``dynlint.checks``), plus DYN000 for files that cannot be checked.
 
 Rule *documents* live in ``rules/CODE.md`` (shipped as ``dynlint/rules`` in the
 wheel); a test checks that they agree with this table.
@@ -22,24 +23,16 @@ class RuleInfo:
         return DOCS_URL.format(code=self.code)
 
 
-_TABLE = [
-    ("DYN000", "parse-error", "A file that cannot be read or parsed"),
-    ("DYN101", "boolean-mask-index", "Boolean-mask indexing has a data-dependent output shape"),
-    ("DYN102", "nonzero", "nonzero/argwhere/one-argument where have a data-dependent output shape"),
-    ("DYN103", "unique", "unique/unique_consecutive have a data-dependent output shape"),
-    ("DYN104", "masked-select", "masked_select has a data-dependent output shape"),
-    ("DYN105", "dynamic-output-op", "An op whose output shape depends on tensor values"),
-    ("DYN201", "size-dependent-branch", "A branch on a tensor's size specializes the graph"),
-    ("DYN202", "data-dependent-branch", "A branch on tensor values breaks the graph"),
-    ("DYN203", "size-dependent-loop", "A loop over a tensor's size is unrolled per size"),
-    ("DYN301", "host-sync", "Copying a tensor value to the host syncs and breaks the graph"),
-    ("DYN302", "data-dependent-size", "A size computed from tensor data makes shapes data-dependent"),
-    ("DYN401", "dataloader-partial-batch", "DataLoader keeps a short last batch"),
-    ("DYN402", "pad-to-longest", "Padding to the longest item gives one shape per batch"),
-    ("DYN501", "compile-dynamic-true", "torch.compile(dynamic=True) compiles everything dynamic"),
-]
+def _catalogue() -> dict[str, RuleInfo]:
+    from dynlint.checks import load_all
 
-RULES: dict[str, RuleInfo] = {code: RuleInfo(code, name, summary) for code, name, summary in _TABLE}
+    table = {"DYN000": RuleInfo("DYN000", "parse-error", "A file that cannot be read or parsed")}
+    for code, declared in sorted(load_all().items()):
+        table[code] = RuleInfo(code, declared.name, declared.summary)
+    return table
+
+
+RULES: dict[str, RuleInfo] = _catalogue()
 ALL_CODES: tuple[str, ...] = tuple(RULES)
 
 

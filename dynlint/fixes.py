@@ -659,3 +659,12 @@ _BUILDERS = {
     "DYN402": _fix_padding,
     "DYN501": _fix_compile_dynamic,
 }
+
+
+# The builders by name, for the rule units that own them (dynlint.checks).
+fix_mask_index = _fix_mask_index
+fix_nonzero = _fix_nonzero
+fix_masked_select = _fix_masked_select
+fix_dataloader = _fix_dataloader
+fix_padding = _fix_padding
+fix_compile_dynamic = _fix_compile_dynamic

@@ -86,7 +86,7 @@ _worker_cache: Cache | None = None
 def _init_worker(settings: Settings, cache: Cache | None) -> None:
     global _worker_settings, _worker_cache
     _worker_settings, _worker_cache = settings, cache
-    import dynlint.checker  # noqa: F401 - imported once per worker, before the first file
+    import dynlint.analysis.walker  # noqa: F401 - imported once per worker, before the first file
 
 
 def _check_batch(batch: list[tuple[int, str, str]]) -> list[tuple[int, FileResult]]:
@@ -166,7 +166,7 @@ def _pooled(files, ready: dict[int, FileResult], misses, settings: Settings, cac
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    import dynlint.checker  # noqa: F401 - forked workers inherit it instead of importing it each
+    import dynlint.analysis.walker  # noqa: F401 - forked workers inherit it instead of importing it each
 
     batches = make_batches(misses, workers)
     # fork: workers start in milliseconds with dynlint already imported; elsewhere the platform default.

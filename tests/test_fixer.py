@@ -359,13 +359,13 @@ def test_unparsable_file_untouched_with_dyn000(tmp_path):
 
 
 def test_fix_failure_leaves_file_untouched_with_dyn000(tmp_path, monkeypatch):
-    import dynlint.checker
+    from dynlint.checks import load_all
 
-    def broken_fix(code, node, ancestors, ctx):
+    def broken_fix(node, ancestors, ctx):
         line, col, end_line, end_col = ctx.position(node)
         return Fix(Applicability.SAFE, "broken", (Edit(line, col, end_line, end_col, "x[("),))
 
-    monkeypatch.setattr(dynlint.checker, "_build_fix", broken_fix)
+    monkeypatch.setattr(load_all()["DYN101"], "fix", broken_fix)
     path = write(tmp_path, "m.py", SIMPLE.encode())
     result = fix_file(str(path))
     assert path.read_bytes() == SIMPLE.encode() and not result.written and result.applied == []

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-import dynlint.checker
+import dynlint.analysis.walker
 from dynlint import __version__
 from dynlint import flake8_plugin
 from dynlint.diagnostics import Finding
@@ -64,7 +64,7 @@ def run_plugin(source, monkeypatch, findings, lines=None):
         calls.append((tree, list(lines), tuple(dynamic_ops)))
         return list(findings)
 
-    monkeypatch.setattr(dynlint.checker, "analyze", fake_analyze)
+    monkeypatch.setattr(dynlint.analysis.walker, "analyze", fake_analyze)
     tree = ast.parse(source)
     raw_lines = lines if lines is not None else source.splitlines(keepends=True)
     return list(Plugin(tree, raw_lines, "m.py").run()), calls, tree
@@ -80,7 +80,7 @@ def test_run_yields_flake8_tuples_from_flake8s_tree_without_reparsing(monkeypatc
         raise AssertionError("the plugin must not parse the file again")
 
     calls = []
-    monkeypatch.setattr(dynlint.checker, "analyze",
+    monkeypatch.setattr(dynlint.analysis.walker, "analyze",
                         lambda tree, lines, dynamic_ops=(): calls.append((tree, lines)) or found)
     monkeypatch.setattr(ast, "parse", no_parse)
     results = list(Plugin(tree, source.splitlines(keepends=True), "m.py").run())

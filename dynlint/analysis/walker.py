@@ -10,33 +10,21 @@ and reports hazards.  Knowledge about ops lives in ``dynlint.ops``.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import sys
 
-from dynlint import ops
+from dynlint import checks, ops
+from dynlint.analysis.syntax import argument, has_keyword, is_constant, keyword, keyword_node, only_raises, size_elements  # noqa: F401
 from dynlint.diagnostics import Finding
 
-# Expression kinds (see dynlint.fixcontext.FixContext.kind)
-TENSOR = "tensor"
-MASK = "mask"
-SCALAR_TENSOR = "scalar_tensor"
-DATA = "data"
-SIZE = "size"
-NDARRAY = "ndarray"
-PY = "py"
-MODULE = "module"
-
-TENSORISH = frozenset({TENSOR, MASK, SCALAR_TENSOR})
-NOT_TENSOR = frozenset({DATA, SIZE, NDARRAY, PY, MODULE})
-# values computed from tensor data: used as a size, they make the shape data-dependent
-DATA_DERIVED = frozenset({DATA, SCALAR_TENSOR, TENSOR, MASK})
+from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
+    is_not_tensor, DATA, DATA_DERIVED, MASK, MODULE, NDARRAY, NOT_TENSOR, PY, SCALAR_TENSOR, SIZE, TENSOR, TENSORISH,
+    combine_binop as _combine_binop,
+)
 
 _STRICT = bool(os.environ.get("DYNLINT_STRICT"))  # tests: let fix-builder errors surface
 
-try:  # fix builders (issue 3); the check works without them
-    from dynlint.fixes import build_fix as _build_fix
-except ImportError:  # pragma: no cover - only while the module does not exist
-    _build_fix = None
 
 
 class _Scope:
@@ -68,7 +56,8 @@ class _ClassInfo:
 class Analyzer:
     def __init__(self, lines: list[str], dynamic_ops=()):
         self.lines = lines
-        self.extra_dynamic_ops = frozenset(dynamic_ops)
+        self.rules = checks.load_all()
+        self.dispatch = _dispatch(tuple(dynamic_ops))
         self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object
         self.imports_torch = False
         self.torch_alias: str | None = None
@@ -90,7 +79,7 @@ class Analyzer:
         self.visit(tree)
         results = []
         for finding, functions, host in self.findings:
-            device_rule = finding.code[3] in "123"
+            device_rule = self.rules[finding.code].scope == checks.Scope.DEVICE
             if device_rule and (not self.imports_torch or host or self.host_callbacks.intersection(functions)):
                 continue
             results.append(finding)
@@ -133,18 +122,19 @@ class Analyzer:
     def scope(self) -> _Scope:
         return self.scopes[-1]
 
-    def report(self, code: str, node: ast.AST, message: str, fix_node: ast.AST | None = None) -> None:
+    def report(self, rule: checks.Rule, node: ast.AST, message: str, fix_node: ast.AST | None = None) -> None:
+        code = rule.code
         line, col, end_line, end_col = self.position(node)
         key = (code, line, col)
         if key in self.seen:
             return
         self.seen.add(key)
         fix = None
-        if _build_fix is not None:
+        if rule.fix is not None:
             target = fix_node or node
             ancestors = self.stack[: self.stack.index(target)] if target in self.stack else list(self.stack)
             try:
-                fix = _build_fix(code, target, ancestors, self)
+                fix = rule.fix(target, ancestors, self)
             except Exception:
                 if _STRICT:
                     raise
@@ -417,7 +407,7 @@ class Analyzer:
             return None  # torch.version.cuda.split(...), torch.ops.* and the like
         if last[:1].isupper() and qual not in ("torch.Tensor",):
             return None  # classes: torch.Generator(...), torch.Size(...) handled above
-        if last in ops.FULL_REDUCTIONS and len(args) <= 1 and not _has_keyword(node, "dim", "axis"):
+        if last in ops.FULL_REDUCTIONS and len(args) <= 1 and not has_keyword(node, "dim", "axis"):
             return SCALAR_TENSOR
         return TENSOR
 
@@ -807,187 +797,59 @@ class Analyzer:
         elif isinstance(value, ast.Attribute):
             self.host_callbacks.add(value.attr)
 
-    # ------------------------------------------------------------------ rules
+    # ------------------------------------------------------------------ rule events
     def check_subscript_read(self, node: ast.Subscript) -> None:
-        base = self.kind(node.value)
-        if base in NOT_TENSOR:
-            return
-        index = node.slice
-        elements = index.elts if isinstance(index, ast.Tuple) else [index]
-        for element in elements:
-            if isinstance(element, ast.Slice):
-                if base not in TENSORISH and base is not None:
-                    continue
-                for bound in (element.lower, element.upper, element.step):
-                    if bound is not None and self.value_kind(bound) in DATA_DERIVED:
-                        self._silence_syncs(bound)
-                        self.report("DYN302", bound, "slice bound computed from tensor data gives a data-dependent "
-                                    "shape; slice with sizes from .shape, or use torch.where/masking over the full tensor")
-                continue
-            if self.kind(element) == MASK and (base in TENSORISH or base is None):
-                self.report("DYN101", node, "boolean-mask indexing has a data-dependent output shape; "
-                            "use torch.where(mask, x, 0) with a masked reduction")
-                return
+        for handler in self.dispatch.subscript:
+            handler(self, node)
+
+    def check_branch_test(self, test: ast.expr, body: list[ast.stmt] | None) -> None:
+        for handler in self.dispatch.branch:
+            handler(self, test, body)
+
+    def check_loop_iterable(self, iterable: ast.expr) -> None:
+        for handler in self.dispatch.loop:
+            handler(self, iterable)
 
     def check_call(self, node: ast.Call) -> None:
+        dispatch = self.dispatch
         func = node.func
         qual = self.qualname(func)
+        method = receiver = None
+        handlers: list = []
         if qual is not None:
-            self._check_qualified_call(qual, node)
-        elif isinstance(func, ast.Attribute):
-            self._check_method_call(func.attr, node)
-        self._check_padding_keyword(qual, node)  # tokenizers and processors are any callable
-
-    def _check_qualified_call(self, qual: str, node: ast.Call) -> None:
-        dynamic = ops.DYNAMIC_FUNCTIONS.get(qual)
-        short = qual.replace("torch.nn.functional.", "F.")
-        if dynamic is not None:
-            code, advice = dynamic
-            self.report(code, node, f"`{short}` has a data-dependent output shape; {advice}")
-        elif qual == ops.WHERE and len(node.args) == 1 and not node.keywords:
-            self.report("DYN102", node, "one-argument `torch.where(cond)` is `nonzero` (data-dependent output shape); "
-                        "use the three-argument torch.where(cond, x, y) or a masked reduction")
-        elif qual == ops.REPEAT_INTERLEAVE:
-            self._check_repeat_interleave(node, repeats_index=1, function=True)
-        elif qual == ops.ONE_HOT:
-            num_classes = _argument(node, 1, "num_classes")
-            if num_classes is None or (isinstance(num_classes, ast.UnaryOp) and isinstance(num_classes.operand, ast.Constant)
-                                       and num_classes.operand.value == 1):
-                self.report("DYN105", node, "`F.one_hot` without num_classes reads the maximum value to size its "
-                            "output; pass num_classes=<number of classes>")
-        elif qual in self.extra_dynamic_ops:
-            self.report("DYN105", node, f"`{qual}` is declared in extend-dynamic-ops as having a data-dependent output "
-                        "shape; move it out of the compiled region or give it a fixed output size")
-        elif qual in ops.HOST_SYNC_BUILTINS:
-            if node.args and self.value_kind(node.args[0]) in TENSORISH and id(node) not in self.silenced_syncs:
-                self.report("DYN301", node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
-                            "break); keep the value as a tensor")
-        elif qual in ops.DATALOADERS:
-            self._check_dataloader(node)
-        elif qual in ops.PAD_SEQUENCE:
-            self.report("DYN402", node, "`pad_sequence` pads to the longest item, so every batch can have a new shape; "
-                        "pad to fixed buckets (dynlint.runtime.buckets) or a fixed max length")
-        elif qual in ops.PADDING_COLLATORS:
-            self._check_padding_collator(qual, node)
-        elif qual in ops.COMPILE_FUNCTIONS:
-            dynamic_arg = _keyword_node(node, "dynamic")
-            if dynamic_arg is not None and _is_constant(dynamic_arg.value, True):
-                self.report("DYN501", dynamic_arg, "`dynamic=True` compiles every dimension as dynamic (slower "
-                            "kernels, more guards); use torch._dynamo.mark_dynamic on the dimensions that vary",
-                            fix_node=node)
-        if qual in ops.SIZE_ARGUMENT_FUNCTIONS:
-            self._check_size_arguments(node, *ops.SIZE_ARGUMENT_FUNCTIONS[qual], what=f"`{short}`")
-
-    def _check_method_call(self, method: str, node: ast.Call) -> None:
-        if isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "cls"):
-            return  # the class's own methods and submodules, not tensor methods
-        receiver = self.kind(node.func.value)
-        if receiver in NOT_TENSOR:
+            handlers.extend(dispatch.by_function.get(qual, ()))
+        elif type(func) is ast.Attribute and not (type(func.value) is ast.Name and func.value.id in ("self", "cls")):
+            # not the class's own methods and submodules, and not on a value known to be no tensor
+            found = dispatch.by_method.get(func.attr)
+            if found:
+                receiver = self.kind(func.value)
+                if not is_not_tensor(receiver):
+                    method = func.attr
+                    handlers.extend(found)
+        if dispatch.by_keyword and node.keywords:
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    handlers.extend(dispatch.by_keyword.get(keyword.arg, ()))
+        if not handlers:
             return
-        known_tensor = receiver in TENSORISH
-        dynamic = ops.DYNAMIC_METHODS.get(method)
-        if dynamic is not None:
-            code, advice, tensor_specific = dynamic
-            if known_tensor or tensor_specific:
-                self.report(code, node, f"`.{method}()` has a data-dependent output shape; {advice}")
-            return
-        if method == "repeat_interleave":
-            self._check_repeat_interleave(node, repeats_index=0, function=False)
-            return
-        sync_specific = ops.HOST_SYNC_METHODS.get(method)
-        if sync_specific is not None and (known_tensor or sync_specific) and not node.args:
-            if id(node) not in self.silenced_syncs:
-                self.report("DYN301", node, f"`.{method}()` copies tensor data to the host (a sync and a graph "
-                            "break); keep the value as a tensor, or move this out of the compiled region")
-            return
-        sizes = ops.SIZE_ARGUMENT_METHODS.get(method)
-        if sizes is not None and (known_tensor or receiver is None):
-            self._check_size_arguments(node, *sizes, what=f"`.{method}()`")
+        seen = set()
+        for handler in handlers:
+            if handler not in seen:
+                seen.add(handler)
+                handler(self, node, qual, method, receiver)
 
-    def _check_repeat_interleave(self, node: ast.Call, repeats_index: int, function: bool) -> None:
-        if _keyword(node, "output_size") is not None:
-            return
-        if function and len(node.args) == 1 and not _keyword(node, "repeats"):
-            repeats = node.args[0]  # torch.repeat_interleave(repeats)
-        else:
-            repeats = _argument(node, repeats_index, "repeats")
-        if repeats is not None and self.kind(repeats) in TENSORISH:
-            self.report("DYN105", node, "`repeat_interleave` with tensor repeats has a data-dependent output shape; "
-                        "pass output_size=<total>, or use a fixed-size formulation")
-
-    def _check_size_arguments(self, node: ast.Call, positions, keywords, what: str) -> None:
-        candidates = []
-        if positions and positions[0] == ops.ALL_POSITIONAL:
-            candidates.extend(node.args)
-        else:
-            candidates.extend(node.args[i] for i in positions if i < len(node.args))
-        candidates.extend(k.value for k in node.keywords if k.arg in keywords)
-        for candidate in candidates:
-            for value in _size_elements(candidate):
-                if self.value_kind(value) in DATA_DERIVED:
-                    self._silence_syncs(value)
-                    self.report("DYN302", value, f"size passed to {what} is computed from tensor data, so the "
-                                "output shape is data-dependent; derive sizes from .shape/.size(), or use a fixed "
-                                "maximum size with masking")
-                    return
-
-    def _silence_syncs(self, expr: ast.AST) -> None:
+    # ------------------------------------------------------------------ helpers for rules
+    def silence_syncs(self, expr: ast.AST) -> None:
         """A host sync inside an expression already reported as DYN202/DYN302 is not reported again."""
         for sub in ast.walk(expr):
             if isinstance(sub, ast.Call):
                 self.silenced_syncs.add(id(sub))
 
-    def _check_dataloader(self, node: ast.Call) -> None:
-        if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
-            return  # **kwargs / *args: cannot tell
-        positions = ops.DATALOADER_POSITIONS
-        batch_sampler = _argument(node, positions["batch_sampler"], "batch_sampler")
-        if batch_sampler is not None and not _is_constant(batch_sampler, None):
-            return
-        batch_size = _argument(node, positions["batch_size"], "batch_size")
-        if batch_size is None or _is_constant(batch_size, 1) or _is_constant(batch_size, None):
-            return
-        drop_last = _argument(node, positions["drop_last"], "drop_last")
-        if drop_last is not None and not _is_constant(drop_last, False):
-            return
-        self.report("DYN401", node, "DataLoader keeps the short last batch, one more input shape to compile; "
-                    "pass drop_last=True (or pad the last batch, see dynlint.runtime.buckets)")
+    def is_silenced(self, node: ast.AST) -> bool:
+        return id(node) in self.silenced_syncs
 
-    def _check_padding_collator(self, qual: str, node: ast.Call) -> None:
-        multiple = _keyword(node, "pad_to_multiple_of")
-        padding = _keyword(node, "padding")
-        if multiple is not None and not _is_constant(multiple, None):
-            return
-        if padding is not None and not (isinstance(padding, ast.Constant) and padding.value in ops.PAD_TO_LONGEST_VALUES):
-            return
-        name = qual.rsplit(".", 1)[-1]
-        self.report("DYN402", node, f"`{name}` pads each batch to its longest item, one shape per batch; pass "
-                    "pad_to_multiple_of=<n> or padding=\"max_length\" (see dynlint.runtime.buckets)")
-
-    def _check_padding_keyword(self, qual: str | None, node: ast.Call) -> None:
-        padding_keyword = _keyword_node(node, "padding")
-        padding = padding_keyword.value if padding_keyword is not None else None
-        if not isinstance(padding, ast.Constant) or not (padding.value is True or padding.value == "longest"):
-            return
-        if qual is not None and (qual.startswith("torch.") or qual in ops.PADDING_COLLATORS):
-            return
-        has_max_length = _keyword(node, "max_length") is not None
-        advice = ('use padding="max_length"' if has_max_length
-                  else 'pass padding="max_length" with max_length=<n>, or pad_to_multiple_of=<n>')
-        self.report("DYN402", padding_keyword, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
-                    f"{advice}", fix_node=node)
-
-    def check_branch_test(self, test: ast.expr, body: list[ast.stmt] | None) -> None:
-        validation = body is not None and _only_raises(body)  # size checks that only raise are input validation
-        if not validation and self._reads_tensor_size(test):
-            self.report("DYN201", test, "branch on a tensor's size specializes the graph: one more compile each time "
-                        "the size crosses the condition; make the code shape-agnostic or mark the dimension static")
-        if self._depends_on_values(test):
-            self._silence_syncs(test)
-            self.report("DYN202", test, "branch on tensor values breaks the graph (data-dependent control flow); "
-                        "use torch.where / torch.cond, or move the check out of the compiled region")
-
-    def _reads_tensor_size(self, test: ast.expr) -> bool:
+    def reads_tensor_size(self, test: ast.expr) -> bool:
+        """Whether the expression reads a tensor's size (``.shape``, ``.size()``, ``len(t)``...)."""
         pending = [test]
         while pending:
             sub = pending.pop()
@@ -1011,46 +873,19 @@ class Analyzer:
                 return True
         return False
 
-    def _depends_on_values(self, test: ast.expr) -> bool:
+    def depends_on_values(self, test: ast.expr) -> bool:
+        """Whether a branch test's outcome depends on tensor values."""
         t = type(test)
         if t is ast.BoolOp:
-            return any(self._depends_on_values(v) for v in test.values)
+            return any(self.depends_on_values(v) for v in test.values)
         if t is ast.UnaryOp and isinstance(test.op, ast.Not):
-            return self._depends_on_values(test.operand)
+            return self.depends_on_values(test.operand)
         if t is ast.Compare:
             if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in test.ops):
                 return False
             return any(self.value_kind(v) in TENSORISH or self.value_kind(v) == DATA
                        for v in [test.left, *test.comparators])
         return self.value_kind(test) in TENSORISH or self.value_kind(test) == DATA
-
-    def check_loop_iterable(self, iterable: ast.expr) -> None:
-        node = iterable
-        if isinstance(node, ast.Call):
-            qual = self.qualname(node.func)
-            if qual == "range":
-                if any(self._reads_tensor_size(a) and self.kind(a) not in DATA_DERIVED for a in node.args):
-                    self.report("DYN203", iterable, "loop over range(<tensor size>) is unrolled by the compiler and "
-                                "recompiles for every new size; vectorize it over the dimension")
-                return
-            if qual in ops.ITERATION_WRAPPERS:
-                if any(self.value_kind(a) in TENSORISH for a in node.args):
-                    self.report("DYN203", iterable, "iterating a tensor unrolls one step per row and recompiles for "
-                                "every new size; vectorize over the dimension")
-                return
-            if qual in ops.TENSOR_ITERATION_FUNCTIONS:
-                self.report("DYN203", iterable, f"looping over `{qual}` unrolls one step per piece and recompiles "
-                            "for every new size; vectorize over the dimension")
-                return
-            if isinstance(node.func, ast.Attribute) and node.func.attr in ops.TENSOR_ITERATION_METHODS:
-                receiver = self.kind(node.func.value)
-                if receiver in TENSORISH or (receiver is None and node.func.attr != "split"):
-                    self.report("DYN203", iterable, f"looping over `.{node.func.attr}()` unrolls one step per piece "
-                                "and recompiles for every new size; vectorize over the dimension")
-                return
-        if self.value_kind(node) in TENSORISH:
-            self.report("DYN203", iterable, "iterating a tensor unrolls one step per row and recompiles for every "
-                        "new size; vectorize over the dimension")
 
 
 # ---------------------------------------------------------------------- helpers
@@ -1086,7 +921,7 @@ def _tensor_method_kind(receiver: str, method: str, node: ast.Call) -> str | Non
         return MASK
     if method in ("any", "all"):
         return MASK if node.args or node.keywords else SCALAR_TENSOR
-    if method in ops.FULL_REDUCTIONS and not node.args and not _has_keyword(node, "dim", "axis"):
+    if method in ops.FULL_REDUCTIONS and not node.args and not has_keyword(node, "dim", "axis"):
         return SCALAR_TENSOR
     if receiver == MASK and method in ops.MASK_PRESERVING_METHODS:
         return MASK
@@ -1096,25 +931,6 @@ def _tensor_method_kind(receiver: str, method: str, node: ast.Call) -> str | Non
                   "exp", "log", "sqrt", "sigmoid", "relu", "clamp", "detach", "clone", "cpu", "cuda"):
         return SCALAR_TENSOR if receiver == SCALAR_TENSOR else TENSOR
     return TENSOR
-
-
-def _combine_binop(left: str | None, right: str | None, op: ast.operator) -> str | None:
-    kinds = (left, right)
-    if MASK in kinds and isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and all(k in (MASK, SCALAR_TENSOR, PY) for k in kinds):
-        return MASK
-    if TENSOR in kinds or MASK in kinds:
-        return TENSOR
-    if SCALAR_TENSOR in kinds:
-        return SCALAR_TENSOR if all(k in (SCALAR_TENSOR, PY, SIZE, DATA) for k in kinds) else None
-    if NDARRAY in kinds:
-        return NDARRAY
-    if DATA in kinds:
-        return DATA  # data-derived stays data-derived whatever the other operand
-    if SIZE in kinds:
-        return SIZE if all(k in (SIZE, PY) for k in kinds) else None
-    if left == PY and right == PY:
-        return PY
-    return None
 
 
 def _unpacked_kind(kind: str | None) -> str | None:
@@ -1133,50 +949,18 @@ def _iteration_kind(kind: str | None) -> str | None:
     return None
 
 
-def _size_elements(node: ast.expr):
-    if isinstance(node, (ast.Tuple, ast.List)):
-        for element in node.elts:
-            yield element.value if isinstance(element, ast.Starred) else element
-    elif isinstance(node, ast.Starred):
-        yield node.value
-    else:
-        yield node
 
 
-def _keyword(node: ast.Call, name: str) -> ast.expr | None:
-    for keyword in node.keywords:
-        if keyword.arg == name:
-            return keyword.value
-    return None
 
 
-def _keyword_node(node: ast.Call, name: str) -> ast.keyword | None:
-    for keyword in node.keywords:
-        if keyword.arg == name:
-            return keyword
-    return None
 
 
-def _has_keyword(node: ast.Call, *names: str) -> bool:
-    return any(k.arg in names for k in node.keywords)
 
 
-def _argument(node: ast.Call, index: int, name: str) -> ast.expr | None:
-    value = _keyword(node, name)
-    if value is not None:
-        return value
-    positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-    return positional[index] if index < len(positional) and len(positional) == len(node.args) else None
 
 
-def _is_constant(node: ast.expr, value) -> bool:
-    return isinstance(node, ast.Constant) and node.value is value if value in (None, True, False) else (
-        isinstance(node, ast.Constant) and type(node.value) is type(value) and node.value == value)
 
 
-def _only_raises(body: list[ast.stmt]) -> bool:
-    statements = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    return bool(statements) and all(isinstance(s, ast.Raise) for s in statements)
 
 
 def _is_staticmethod(node) -> bool:
@@ -1197,6 +981,11 @@ _DISPATCH = {
     if name.startswith("visit_") and name != "visit_all" and name != "visit_target"
     and hasattr(ast, name[len("visit_"):])
 }
+
+
+@functools.lru_cache(maxsize=8)
+def _dispatch(dynamic_ops: tuple[str, ...]) -> checks.Dispatch:
+    return checks.Dispatch(checks.load_all().values(), {"extend_dynamic_ops": dynamic_ops})
 
 
 # Long operator chains (a + b + ... with thousands of terms) nest as deep as CPython's parser

@@ -1,0 +1,133 @@
+"""What an expression is, as far as the analysis can tell: its *kind*.
+
+A kind is a short string for the common cases and a tuple for structured ones:
+
+* ``TENSOR``, ``MASK`` (a boolean tensor), ``SCALAR_TENSOR`` (0-d, from a full
+  reduction): tensors, together ``TENSORISH``;
+* ``DATA``: a Python value computed from tensor data (``.item()``, ``.tolist()``,
+  ``int(t)``) — using it as a size makes shapes data-dependent;
+* ``SIZE``: a static size from ``.shape``/``.size()``/``.numel()``;
+* ``NDARRAY``, ``PY`` (any other plain Python value), ``MODULE`` (an ``nn.Module``);
+* ``("obj", class_id, is_module)``: an instance of a project class;
+* ``("tuple", k0, k1, ...)``: a tuple whose elements have these kinds;
+* ``("seq", k)`` / ``("dict", k)``: a list/sequence of / a dict with values of kind k;
+* ``None``: unknown.
+
+Certainty is kept apart from the kind: a value can be *proven* to be a tensor
+(a torch op made it, an annotation says so, the code calls a tensor-only method
+on it, every caller passes one) or only *maybe* a tensor (an unannotated
+``forward`` parameter, a submodule's output, bound to a tensor on one path and
+to ``False`` on another).  Each rule decides which certainty it needs.
+"""
+
+from __future__ import annotations
+
+import ast
+
+TENSOR = "tensor"
+MASK = "mask"
+SCALAR_TENSOR = "scalar_tensor"
+DATA = "data"
+SIZE = "size"
+NDARRAY = "ndarray"
+PY = "py"
+MODULE = "module"
+OBJ = "obj"          # tag of ("obj", class_id, is_module)
+TUPLE = "tuple"      # tag of ("tuple", k0, k1, ...)
+SEQ = "seq"          # tag of ("seq", element kind)
+DICT = "dict"        # tag of ("dict", value kind)
+
+TENSORISH = frozenset({TENSOR, MASK, SCALAR_TENSOR})
+NOT_TENSOR = frozenset({DATA, SIZE, NDARRAY, PY, MODULE})
+# values computed from tensor data: used as a size, they make the shape data-dependent
+DATA_DERIVED = frozenset({DATA, SCALAR_TENSOR, TENSOR, MASK})
+
+Kind = "str | tuple | None"
+
+
+def is_tensorish(kind) -> bool:
+    return kind in TENSORISH
+
+
+def is_module(kind) -> bool:
+    return kind == MODULE or (type(kind) is tuple and kind[0] == OBJ and kind[2])
+
+
+def is_not_tensor(kind) -> bool:
+    """Known to be something other than a tensor (structured kinds included)."""
+    return kind in NOT_TENSOR or type(kind) is tuple
+
+
+def obj_class(kind) -> str | None:
+    return kind[1] if type(kind) is tuple and kind[0] == OBJ else None
+
+
+def element_kind(kind):
+    """Kind of what iterating or indexing (with an integer) gives."""
+    if kind in TENSORISH:
+        return TENSOR
+    if kind in (SIZE, DATA):
+        return kind
+    if type(kind) is tuple:
+        tag = kind[0]
+        if tag in (SEQ, DICT):
+            return kind[1]
+        if tag == TUPLE:
+            elements = set(kind[1:])
+            return elements.pop() if len(elements) == 1 else None
+    return None
+
+
+def item_kind(kind, index: int | None):
+    """Kind of ``value[index]`` for a constant integer index (None: not constant)."""
+    if type(kind) is tuple and kind[0] == TUPLE and index is not None:
+        elements = kind[1:]
+        if -len(elements) <= index < len(elements):
+            return elements[index]
+        return None
+    return element_kind(kind)
+
+
+def unpacked_kinds(kind, count: int) -> list:
+    """Kinds of ``a, b, ... = value`` with ``count`` targets (no starred target)."""
+    if type(kind) is tuple and kind[0] == TUPLE:
+        elements = kind[1:]
+        return list(elements) if len(elements) == count else [None] * count
+    element = element_kind(kind)
+    return [element] * count
+
+
+def join(a, b):
+    """The kind of a value bound to ``a`` on one path and ``b`` on another, with whether
+    the join is only a *maybe*: (kind, maybe)."""
+    if a == b:
+        return a, False
+    if a in TENSORISH and b in TENSORISH:
+        return TENSOR, False
+    if a in TENSORISH or b in TENSORISH:
+        return (a if a in TENSORISH else b), True
+    return None, False
+
+
+def combine_binop(left, right, op: ast.operator):
+    kinds = (left, right)
+    if MASK in kinds and isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and all(k in (MASK, SCALAR_TENSOR, PY) for k in kinds):
+        return MASK
+    if TENSOR in kinds or MASK in kinds:
+        return TENSOR
+    if SCALAR_TENSOR in kinds:
+        return SCALAR_TENSOR if all(k in (SCALAR_TENSOR, PY, SIZE, DATA) for k in kinds) else None
+    if NDARRAY in kinds:
+        return NDARRAY
+    if DATA in kinds:
+        return DATA  # data-derived stays data-derived whatever the other operand
+    if SIZE in kinds:
+        return SIZE if all(k in (SIZE, PY) for k in kinds) else None
+    if left == PY and right == PY:
+        return PY
+    return None
+
+
+def iteration_kind(kind):
+    """Kind of the loop variable of ``for v in <kind>``."""
+    return element_kind(kind)

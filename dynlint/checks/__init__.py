@@ -1,0 +1,133 @@
+"""Rule units: one module per rule, each owning its check and its fix.
+
+A unit declares its rule with ``rule(...)`` (code, name, one-line summary, the
+*scope* it applies in, and its fix builder) and subscribes handlers to the
+events the analysis walker emits while it walks a file:
+
+* ``subscript(a, node)`` — a subscript read (also ``x[i] += v``);
+* ``call(a, node, qual, method, receiver)`` — a call; ``qual`` is the qualified
+  name of the callee when it resolves to an import (``torch.nonzero``), else
+  None; ``method`` the attribute name of a method call on a value (``x.item()``)
+  with ``receiver`` the kind of that value.  A subscription can name the
+  qualified functions, methods or keywords it is about, so the walker only
+  calls handlers that can fire;
+* ``branch(a, test, body)`` — the test of an ``if``/``while`` (``body`` is the
+  statement list) or of a conditional expression (``body`` None);
+* ``loop(a, iterable)`` — what a ``for`` loop or comprehension iterates.
+
+``a`` is the walker (``dynlint.analysis.walker.Analyzer``): it answers kind
+questions (``a.kind``, ``a.value_kind``) and takes reports (``a.report``).
+The registry is the catalogue of rules (``dynlint.codes`` reads it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable
+
+
+class Scope(str, Enum):
+    """Where a rule's hazard matters."""
+
+    #: code that runs on the device: the compiled step and the training step.  In code that
+    #: only ever runs on the host (datasets, collate functions, metrics, export) these
+    #: findings are real but harmless to the graph: reported only with --include-host.
+    DEVICE = "device"
+    #: the input pipeline and compile settings: reported wherever they are
+    ANYWHERE = "anywhere"
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    summary: str
+    scope: Scope
+    fix: Callable | None = None          # fix builder: (node, ancestors, ctx) -> Fix | None
+    module: str = ""                     # the unit that declared it
+    handlers: dict[str, list] = field(default_factory=dict)
+
+    def on_subscript(self, function):
+        self._add("subscript", (function, None))
+        return function
+
+    def on_branch(self, function):
+        self._add("branch", (function, None))
+        return function
+
+    def on_loop(self, function):
+        self._add("loop", (function, None))
+        return function
+
+    def on_call(self, *, functions=None, methods=None, keywords=None, setting: str | None = None):
+        """Subscribe to calls of these qualified ``functions``, these ``methods`` (on a value
+        that is not known to be a non-tensor), calls passing one of these ``keywords``, and
+        calls of the qualified names a ``setting`` lists (e.g. ``extend_dynamic_ops``)."""
+        def decorate(function):
+            self._add("call", (function, (frozenset(functions or ()), frozenset(methods or ()),
+                                          frozenset(keywords or ()), setting)))
+            return function
+        return decorate
+
+    def _add(self, event: str, handler) -> None:
+        self.handlers.setdefault(event, []).append(handler)
+
+
+REGISTRY: dict[str, Rule] = {}
+
+
+def rule(code: str, name: str, summary: str, *, scope: Scope, fix: Callable | None = None) -> Rule:
+    if code in REGISTRY:
+        raise ValueError(f"rule {code} declared twice")
+    import inspect
+
+    caller = inspect.stack()[1].frame.f_globals.get("__name__", "")
+    REGISTRY[code] = declared = Rule(code, name, summary, scope, fix, caller)
+    return declared
+
+
+# The units, in code order (importing one registers its rule).
+UNITS = (
+    "dyn101_mask_index", "dyn102_nonzero", "dyn103_unique", "dyn104_masked_select", "dyn105_dynamic_output",
+    "dyn201_size_branch", "dyn202_data_branch", "dyn203_size_loop", "dyn301_host_sync", "dyn302_data_size",
+    "dyn401_dataloader", "dyn402_pad_to_longest", "dyn501_compile_dynamic",
+)
+
+
+def load_all() -> dict[str, Rule]:
+    import importlib
+
+    for unit in UNITS:
+        importlib.import_module(f"{__name__}.{unit}")
+    return REGISTRY
+
+
+class Dispatch:
+    """The handlers of the enabled rules, indexed by event (and for calls by callee), built
+    once per analysis."""
+
+    __slots__ = ("subscript", "branch", "loop", "by_function", "by_method", "by_keyword")
+
+    def __init__(self, rules, settings: dict[str, tuple[str, ...]] | None = None):
+        """``settings``: setting name -> the qualified names it lists (see ``Rule.on_call``)."""
+        self.subscript, self.branch, self.loop = [], [], []
+        self.by_function: dict[str, list] = {}
+        self.by_method: dict[str, list] = {}
+        self.by_keyword: dict[str, list] = {}
+        settings = settings or {}
+        for declared in rules:
+            for event, handlers in declared.handlers.items():
+                for function, filters in handlers:
+                    if event != "call":
+                        getattr(self, event).append(function)
+                        continue
+                    functions, methods, keywords, setting = filters
+                    if setting is not None:
+                        functions = functions | frozenset(settings.get(setting, ()))
+                    for name in functions:
+                        self.by_function.setdefault(name, []).append(function)
+                    for name in methods:
+                        self.by_method.setdefault(name, []).append(function)
+                    for name in keywords:
+                        self.by_keyword.setdefault(name, []).append(function)

@@ -1,0 +1,26 @@
+"""Shared by the dynamic-output-op units (DYN102–DYN105): ops listed in ``dynlint.ops``."""
+
+from __future__ import annotations
+
+from dynlint import ops
+from dynlint.analysis.kinds import TENSORISH
+
+
+def functions_of(code: str) -> frozenset[str]:
+    return frozenset(name for name, (c, _) in ops.DYNAMIC_FUNCTIONS.items() if c == code)
+
+
+def methods_of(code: str) -> frozenset[str]:
+    return frozenset(name for name, (c, _, _) in ops.DYNAMIC_METHODS.items() if c == code)
+
+
+def report_function(a, rule, node, qual: str) -> None:
+    _, advice = ops.DYNAMIC_FUNCTIONS[qual]
+    short = qual.replace("torch.nn.functional.", "F.")
+    a.report(rule, node, f"`{short}` has a data-dependent output shape; {advice}")
+
+
+def report_method(a, rule, node, method: str, receiver) -> None:
+    _, advice, tensor_specific = ops.DYNAMIC_METHODS[method]
+    if receiver in TENSORISH or tensor_specific:
+        a.report(rule, node, f"`.{method}()` has a data-dependent output shape; {advice}")

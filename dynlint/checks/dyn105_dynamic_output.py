@@ -1,0 +1,52 @@
+"""DYN105 dynamic-output-op: any other op whose output shape depends on tensor values
+(bincount, NMS, repeat_interleave with tensor repeats, one_hot without num_classes, and
+the project's own ``extend-dynamic-ops``)."""
+
+from __future__ import annotations
+
+import ast
+
+from dynlint import ops
+from dynlint.analysis.kinds import TENSORISH
+from dynlint.analysis.syntax import argument, keyword
+from dynlint.checks import Scope, rule
+from dynlint.checks._dynamic_ops import functions_of, methods_of, report_function, report_method
+
+RULE = rule("DYN105", "dynamic-output-op", "An op whose output shape depends on tensor values", scope=Scope.DEVICE)
+
+
+@RULE.on_call(functions=functions_of("DYN105"), methods=methods_of("DYN105"))
+def check(a, node, qual, method, receiver) -> None:
+    if qual is not None:
+        report_function(a, RULE, node, qual)
+    else:
+        report_method(a, RULE, node, method, receiver)
+
+
+@RULE.on_call(functions={ops.REPEAT_INTERLEAVE}, methods={"repeat_interleave"})
+def check_repeat_interleave(a, node: ast.Call, qual, method, receiver) -> None:
+    if keyword(node, "output_size") is not None:
+        return
+    if qual is not None and len(node.args) == 1 and not keyword(node, "repeats"):
+        repeats = node.args[0]  # torch.repeat_interleave(repeats)
+    else:
+        repeats = argument(node, 1 if qual is not None else 0, "repeats")
+    if repeats is not None and a.kind(repeats) in TENSORISH:
+        a.report(RULE, node, "`repeat_interleave` with tensor repeats has a data-dependent output shape; "
+                 "pass output_size=<total>, or use a fixed-size formulation")
+
+
+@RULE.on_call(functions={ops.ONE_HOT})
+def check_one_hot(a, node: ast.Call, qual, method, receiver) -> None:
+    num_classes = argument(node, 1, "num_classes")
+    if num_classes is None or (isinstance(num_classes, ast.UnaryOp) and isinstance(num_classes.operand, ast.Constant)
+                               and num_classes.operand.value == 1):
+        a.report(RULE, node, "`F.one_hot` without num_classes reads the maximum value to size its "
+                 "output; pass num_classes=<number of classes>")
+
+
+@RULE.on_call(setting="extend_dynamic_ops")
+def check_declared(a, node: ast.Call, qual, method, receiver) -> None:
+    if qual not in ops.DYNAMIC_FUNCTIONS:
+        a.report(RULE, node, f"`{qual}` is declared in extend-dynamic-ops as having a data-dependent output "
+                 "shape; move it out of the compiled region or give it a fixed output size")

@@ -1,0 +1,25 @@
+"""DYN301 host-sync: ``.item()``, ``.tolist()``, ``.numpy()``, ``int(t)`` copy a value to the host."""
+
+from __future__ import annotations
+
+from dynlint import ops
+from dynlint.analysis.kinds import TENSORISH
+from dynlint.checks import Scope, rule
+
+RULE = rule("DYN301", "host-sync", "Copying a tensor value to the host syncs and breaks the graph", scope=Scope.DEVICE)
+
+
+@RULE.on_call(functions=ops.HOST_SYNC_BUILTINS)
+def check_builtin(a, node, qual, method, receiver) -> None:
+    if node.args and a.value_kind(node.args[0]) in TENSORISH and not a.is_silenced(node):
+        a.report(RULE, node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
+                 "break); keep the value as a tensor")
+
+
+@RULE.on_call(methods=ops.HOST_SYNC_METHODS)
+def check_method(a, node, qual, method, receiver) -> None:
+    if node.args or a.is_silenced(node):
+        return
+    if receiver in TENSORISH or ops.HOST_SYNC_METHODS[method]:
+        a.report(RULE, node, f"`.{method}()` copies tensor data to the host (a sync and a graph "
+                 "break); keep the value as a tensor, or move this out of the compiled region")

@@ -1,0 +1,58 @@
+"""DYN302 data-dependent-size: a size or slice bound computed from tensor data."""
+
+from __future__ import annotations
+
+import ast
+
+from dynlint import ops
+from dynlint.analysis.kinds import DATA_DERIVED, TENSORISH, is_not_tensor
+from dynlint.analysis.syntax import size_elements
+from dynlint.checks import Scope, rule
+
+RULE = rule("DYN302", "data-dependent-size", "A size computed from tensor data makes shapes data-dependent",
+            scope=Scope.DEVICE)
+
+
+@RULE.on_subscript
+def check_slice_bounds(a, node: ast.Subscript) -> None:
+    base = a.kind(node.value)
+    if is_not_tensor(base) or (base not in TENSORISH and base is not None):
+        return
+    index = node.slice
+    for element in index.elts if type(index) is ast.Tuple else (index,):
+        if type(element) is not ast.Slice:
+            continue
+        for bound in (element.lower, element.upper, element.step):
+            if bound is not None and a.value_kind(bound) in DATA_DERIVED:
+                a.silence_syncs(bound)
+                a.report(RULE, bound, "slice bound computed from tensor data gives a data-dependent "
+                         "shape; slice with sizes from .shape, or use torch.where/masking over the full tensor")
+
+
+@RULE.on_call(functions=ops.SIZE_ARGUMENT_FUNCTIONS)
+def check_function(a, node, qual, method, receiver) -> None:
+    short = qual.replace("torch.nn.functional.", "F.")
+    _check_sizes(a, node, *ops.SIZE_ARGUMENT_FUNCTIONS[qual], what=f"`{short}`")
+
+
+@RULE.on_call(methods=ops.SIZE_ARGUMENT_METHODS)
+def check_method(a, node, qual, method, receiver) -> None:
+    if receiver in TENSORISH or receiver is None:
+        _check_sizes(a, node, *ops.SIZE_ARGUMENT_METHODS[method], what=f"`.{method}()`")
+
+
+def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
+    candidates = []
+    if positions and positions[0] == ops.ALL_POSITIONAL:
+        candidates.extend(node.args)
+    else:
+        candidates.extend(node.args[i] for i in positions if i < len(node.args))
+    candidates.extend(k.value for k in node.keywords if k.arg in keywords)
+    for candidate in candidates:
+        for value in size_elements(candidate):
+            if a.value_kind(value) in DATA_DERIVED:
+                a.silence_syncs(value)
+                a.report(RULE, value, f"size passed to {what} is computed from tensor data, so the "
+                         "output shape is data-dependent; derive sizes from .shape/.size(), or use a fixed "
+                         "maximum size with masking")
+                return

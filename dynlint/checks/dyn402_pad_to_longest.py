@@ -1,0 +1,46 @@
+"""DYN402 pad-to-longest: padding each batch to its longest item gives one shape per batch."""
+
+from __future__ import annotations
+
+import ast
+
+from dynlint import fixes, ops
+from dynlint.analysis.syntax import is_constant, keyword, keyword_node
+from dynlint.checks import Scope, rule
+
+RULE = rule("DYN402", "pad-to-longest", "Padding to the longest item gives one shape per batch",
+            scope=Scope.ANYWHERE, fix=fixes.fix_padding)
+
+
+@RULE.on_call(functions=ops.PAD_SEQUENCE)
+def check_pad_sequence(a, node, qual, method, receiver) -> None:
+    a.report(RULE, node, "`pad_sequence` pads to the longest item, so every batch can have a new shape; "
+             "pad to fixed buckets (dynlint.runtime.buckets) or a fixed max length")
+
+
+@RULE.on_call(functions=ops.PADDING_COLLATORS)
+def check_collator(a, node: ast.Call, qual, method, receiver) -> None:
+    multiple = keyword(node, "pad_to_multiple_of")
+    padding = keyword(node, "padding")
+    if multiple is not None and not is_constant(multiple, None):
+        return
+    if padding is not None and not (isinstance(padding, ast.Constant) and padding.value in ops.PAD_TO_LONGEST_VALUES):
+        return
+    name = qual.rsplit(".", 1)[-1]
+    a.report(RULE, node, f"`{name}` pads each batch to its longest item, one shape per batch; pass "
+             "pad_to_multiple_of=<n> or padding=\"max_length\" (see dynlint.runtime.buckets)")
+
+
+@RULE.on_call(keywords={"padding"})
+def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
+    padding_keyword = keyword_node(node, "padding")
+    padding = padding_keyword.value
+    if not isinstance(padding, ast.Constant) or not (padding.value is True or padding.value == "longest"):
+        return
+    if qual is not None and (qual.startswith("torch.") or qual in ops.PADDING_COLLATORS):
+        return
+    has_max_length = keyword(node, "max_length") is not None
+    advice = ('use padding="max_length"' if has_max_length
+              else 'pass padding="max_length" with max_length=<n>, or pad_to_multiple_of=<n>')
+    a.report(RULE, padding_keyword, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
+             f"{advice}", fix_node=node)

@@ -1,0 +1,37 @@
+"""The rule registry: one unit per rule, the catalogue derived from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dynlint import checks
+from dynlint.codes import RULES
+
+RULE_DOCS = Path(__file__).resolve().parent.parent / "rules"
+
+
+def test_every_rule_is_declared_by_its_own_unit():
+    registry = checks.load_all()
+    assert set(registry) == set(RULES) - {"DYN000"}
+    for code, declared in registry.items():
+        assert declared.module == f"dynlint.checks.{code.lower()}_{declared.name.split('-')[0]}" or \
+            declared.module.startswith(f"dynlint.checks.{code.lower()}_"), (code, declared.module)
+        assert declared.handlers, f"{code} subscribes to no event"
+        assert isinstance(declared.scope, checks.Scope)
+        assert (RULE_DOCS / f"{code}.md").is_file()
+
+
+def test_device_rules_are_the_dynamic_shape_rules():
+    # hazards to the compiled graph are DEVICE-scoped (hidden in host-only code); the input
+    # pipeline and compile settings are reported wherever they are
+    registry = checks.load_all()
+    device = {code for code, r in registry.items() if r.scope == checks.Scope.DEVICE}
+    assert device == {c for c in registry if c[3] in "123"}
+
+
+def test_rules_with_fixes_are_the_documented_fixable_ones():
+    # a rule's doc says "No fix." exactly when its unit has no fix builder
+    for code, declared in checks.load_all().items():
+        doc = (RULE_DOCS / f"{code}.md").read_text(encoding="utf-8")
+        section = doc.split("## Fix safety", 1)[1].strip()
+        assert section.startswith("No fix.") == (declared.fix is None), code
