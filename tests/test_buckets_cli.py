@@ -178,3 +178,25 @@ def test_command_runs_without_importing_torch(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("no torch")
+
+
+def test_without_numpy_one_line_error_and_exit_2(capsys, monkeypatch, lengths_txt, tmp_path):
+    """A plain `pip install dynlint` has no numpy: a usage error, never a traceback."""
+    monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now raises ImportError
+    code, out, err = run_cli(capsys, lengths_txt)
+    assert (code, out) == (2, "")
+    assert err == "dynlint: error: dynlint buckets needs numpy (pip install numpy)\n"
+    # A missing file is reported as such, numpy or not.
+    code, out, err = run_cli(capsys, tmp_path / "nope.txt")
+    assert (code, out) == (2, "")
+    assert err == f"dynlint: error: {tmp_path / 'nope.txt'}: no such file\n"
+
+
+def test_without_numpy_in_a_fresh_interpreter(lengths_txt):
+    """The console entry point too (nothing imported numpy before the command ran)."""
+    code = ("import sys\nsys.modules['numpy'] = None\nfrom dynlint.cli import main\n"
+            f"sys.exit(main(['buckets', {str(lengths_txt)!r}]))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == "dynlint: error: dynlint buckets needs numpy (pip install numpy)\n"
+    assert "Traceback" not in proc.stderr and proc.stdout == ""

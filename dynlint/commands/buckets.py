@@ -58,8 +58,8 @@ def _positive_int(text: str) -> int:
 
 
 def run(args) -> int:
-    import numpy as np
-
+    check_lengths_path(args.lengths_file)
+    np = _numpy()
     from dynlint.runtime import buckets as bk
 
     lengths = load_lengths(args.lengths_file, args.column)
@@ -143,10 +143,19 @@ def _elide(values) -> str:
 # ---------------------------------------------------------------------- loading
 
 
-def load_lengths(path: str, column: str | None):
-    """Lengths as a 1-D int64 array; any problem raises UsageError with one line."""
-    import numpy as np
+def _numpy():
+    """numpy, or a one-line usage error (exit 2) when it is not installed."""
+    from dynlint.errors import UsageError
 
+    try:
+        import numpy
+    except ImportError:
+        raise UsageError("dynlint buckets needs numpy (pip install numpy)") from None
+    return numpy
+
+
+def check_lengths_path(path: str) -> None:
+    """A missing path or a directory is a usage error (checked before numpy is needed)."""
     from dynlint.errors import UsageError
 
     if path != "-":
@@ -154,6 +163,14 @@ def load_lengths(path: str, column: str | None):
             raise UsageError(f"{path}: no such file")
         if os.path.isdir(path):
             raise UsageError(f"{path}: is a directory, expected a file of lengths")
+
+
+def load_lengths(path: str, column: str | None):
+    """Lengths as a 1-D int64 array; any problem raises UsageError with one line."""
+    from dynlint.errors import UsageError
+
+    check_lengths_path(path)
+    np = _numpy()
     lowered = path.lower()
     if lowered.endswith(".npy") or lowered.endswith(".npz"):
         values = _load_numpy(path, column, np, UsageError)
