@@ -108,12 +108,21 @@ def noqa_codes(line: str) -> frozenset[str] | None:
     return frozenset(c.upper() for c in _CODE_SPLIT_RE.split(codes.strip()) if c)
 
 
+def noqa_suppresses(codes: frozenset[str] | None, code: str) -> bool:
+    """Whether a line's noqa ``codes`` (from ``noqa_codes``) silence ``code``: a bare noqa
+    silences everything, a listed code silences itself and every code it prefixes
+    (``# noqa: DYN1`` covers DYN101), as in flake8."""
+    if codes is None:
+        return False
+    return not codes or any(code.startswith(listed) for listed in codes)
+
+
 def apply_noqa(findings: list[Finding], lines: list[str]) -> list[Finding]:
     kept = []
     for finding in findings:
         index = finding.line - 1
         codes = noqa_codes(lines[index]) if 0 <= index < len(lines) else None
-        if codes is None or (codes and finding.code not in codes):
+        if not noqa_suppresses(codes, finding.code):
             kept.append(finding)
     return kept
 

@@ -49,6 +49,26 @@ def test_flake8_handles_noqa_and_its_own_selection(tmp_path):
     assert flake8("--select", "DYN", "--extend-ignore", "DYN102", "m.py", cwd=tmp_path).stdout == ""
 
 
+NOQA_FORMS = {
+    "# noqa": True, "# NOQA": True, "# noqa: DYN102": True, "# noqa: DYN1": True, "# noqa:DYN10": True,
+    "# noqa: DYN": True, "# noqa: E501, DYN1": True, "# noqa: DYN2": False, "# noqa: E501": False,
+    "# noqa: DYN1021": False,
+}
+
+
+@pytest.mark.parametrize("comment", NOQA_FORMS)
+def test_noqa_forms_agree_between_flake8_and_dynlint_check(tmp_path, comment):
+    """A code prefix (``# noqa: DYN1``) suppresses under both, as flake8 defines it."""
+    (tmp_path / "m.py").write_text(NONZERO_SRC.replace("(x)\n", f"(x)  {comment}\n"))
+    under_flake8 = flake8("--select", "DYN", "m.py", cwd=tmp_path).stdout
+    check = subprocess.run([sys.executable, "-m", "dynlint", "check", "--no-cache", "--output-format", "concise",
+                            "-q", "m.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    suppressed = NOQA_FORMS[comment]
+    assert (under_flake8 == "") is suppressed, under_flake8
+    assert (check.stdout == "") is suppressed, check.stdout
+    assert check.returncode == (0 if suppressed else 1), check.stderr
+
+
 def test_flake8_reports_syntax_errors_itself_not_dyn000(tmp_path):
     (tmp_path / "bad.py").write_text("def f(:\n")
     proc = flake8("--select", "DYN,E999", "bad.py", cwd=tmp_path)
