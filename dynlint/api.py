@@ -25,8 +25,15 @@ _FILE_EXEMPT_RE = re.compile(r"^\s*#\s*dynlint\s*:\s*noqa\s*$", re.IGNORECASE | 
 _CODE_SPLIT_RE = re.compile(r"[,\s]+")
 
 
-def parse_error_finding(message: str, line: int = 1) -> Finding:
-    return Finding("DYN000", f"cannot check this file: {message}", line, 0, line, 0)
+def parse_error_finding(message: str, line: int = 1, col: int = 0, end_line: int | None = None,
+                        end_col: int | None = None) -> Finding:
+    return Finding("DYN000", f"cannot check this file: {message}", line, col,
+                   line if end_line is None else end_line, col if end_col is None else end_col)
+
+
+def source_error_finding(exc: SourceError) -> Finding:
+    """DYN000 at the error's position (CPython's own, for syntax errors)."""
+    return parse_error_finding(str(exc), exc.line, exc.col, exc.end_line, exc.end_col)
 
 
 def check_tree(tree: ast.AST, lines: list[str], settings: Settings = _DEFAULT_SETTINGS,
@@ -51,7 +58,7 @@ def check_source(source: str | bytes, filename: str = "<string>", settings: Sett
         text = decode_source(source) if isinstance(source, bytes) else source
         tree = parse_source(text, filename)
     except SourceError as exc:
-        return [_with_name(parse_error_finding(str(exc), exc.line), filename)] if "DYN000" in enabled else []
+        return [_with_name(source_error_finding(exc), filename)] if "DYN000" in enabled else []
     if "dynlint" in text and _FILE_EXEMPT_RE.search(text):
         return []
     lines = split_lines(text)

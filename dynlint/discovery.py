@@ -56,8 +56,11 @@ def is_skipped_dir(name: str, path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
 
-def _warn(message: str) -> None:
+def warn(message: str) -> None:
     print(f"dynlint: warning: {message}", file=sys.stderr)
+
+
+_warn = warn
 
 
 def iter_source_files(paths: Sequence[str], settings: Settings,

@@ -114,7 +114,7 @@ DATA_METHODS = frozenset({"item", "tolist", "equal", "allclose"})
 
 #: namespaces whose functions return tensors (unless listed as non-tensor below)
 TENSOR_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
-                               "torch.nested", "torch.sparse", "torch.masked"})
+                               "torch.nested", "torch.sparse", "torch.masked", "torch.nn.grad"})
 
 #: qualified torch names that do NOT return a tensor.  Prefixes end with ".".
 NON_TENSOR_TORCH_PREFIXES = (

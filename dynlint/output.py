@@ -22,6 +22,7 @@ from dynlint.config import Settings
 from dynlint.diagnostics import Applicability, FileResult, Finding  # noqa: F401 - FileResult re-exported
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
+STATISTICS_FORMATS = ("full", "concise", "json")  # a per-rule table has no github/sarif form (ruff refuses too)
 INFORMATION_URI = "https://github.com/dynlint/dynlint"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FIX_COMMAND = "dynlint fix"
@@ -46,6 +47,7 @@ class Reporter:
         self.hidden_fixes = 0     # unsafe fixes, applied only with --unsafe-fixes
         self.by_code: Counter[str] = Counter()
         self.fixable_codes: set[str] = set()
+        self.fixes_by_code: dict[str, Counter[str]] = {}  # code -> {"safe": n, "unsafe": m}
 
     def applies(self, finding: Finding) -> bool:
         """Whether ``dynlint fix`` (with the current flags) would apply this finding's fix."""
@@ -67,6 +69,8 @@ class Reporter:
                 self.fixable_codes.add(finding.code)
             elif finding.fix is not None:
                 self.hidden_fixes += 1
+            if finding.fix is not None:
+                self.fixes_by_code.setdefault(finding.code, Counter())[finding.fix.applicability.value] += 1
         self.write(result)
 
     def write(self, result: FileResult) -> None:
@@ -81,6 +85,8 @@ class Reporter:
         return f"{path}:{finding.line}:{finding.col + 1}: {finding.code} {marker}{finding.message}"
 
     def summary_lines(self) -> list[str]:
+        if self.files_checked == 0:
+            return []  # nothing was checked (the command warned on stderr): nothing "passed" either
         if self.total == 0:
             return ["All checks passed!"]
         lines = [f"Found {_plural(self.total, 'finding')} in {_plural(self.files_with_findings, 'file')}."]
@@ -100,7 +106,7 @@ class ConciseReporter(Reporter):
 
     def finish(self) -> None:
         if not self.quiet:
-            self.stream.write("\n".join(self.summary_lines()) + "\n")
+            self.stream.write("".join(line + "\n" for line in self.summary_lines()))
 
 
 def _char_width(char: str) -> int:
@@ -329,11 +335,16 @@ class StatisticsReporter(Reporter):
 
     def finish(self) -> None:
         if self.as_json:
-            table = [
-                {"code": code, "name": RULES[code].name if code in RULES else None, "count": count,
-                 "fixable": code in self.fixable_codes}
-                for code, count in self.rows()
-            ]
+            table = []
+            for code, count in self.rows():
+                fixes = self.fixes_by_code.get(code, Counter())
+                table.append({
+                    "code": code, "name": RULES[code].name if code in RULES else None, "count": count,
+                    # as in ruff: whether `dynlint fix` applies some of them with the flags given
+                    "fixable": code in self.fixable_codes,
+                    # which fixes exist at all, by applicability (unsafe ones need --unsafe-fixes)
+                    "fixes": {"safe": fixes[Applicability.SAFE.value], "unsafe": fixes[Applicability.UNSAFE.value]},
+                })
             self.stream.write(json.dumps(table, indent=2) + "\n")
             return
         rows = self.rows()
@@ -345,7 +356,7 @@ class StatisticsReporter(Reporter):
                 name = RULES[code].name if code in RULES else ""
                 self.stream.write(f"{count:>{width}}  {code}  {marker}{name}\n")
         if not self.quiet:
-            self.stream.write("\n".join(self.summary_lines()) + "\n")
+            self.stream.write("".join(line + "\n" for line in self.summary_lines()))
 
 
 _REPORTERS = {
@@ -360,6 +371,8 @@ _REPORTERS = {
 def make_reporter(output_format: str, stream: TextIO, settings: Settings, *, statistics: bool = False,
                   unsafe_fixes: bool = False, quiet: bool = False) -> Reporter:
     if statistics:
+        if output_format not in STATISTICS_FORMATS:
+            raise ValueError(f"--statistics cannot be printed as {output_format}")
         return StatisticsReporter(stream, settings, unsafe_fixes=unsafe_fixes, quiet=quiet,
                                   as_json=output_format == "json")
     return _REPORTERS[output_format](stream, settings, unsafe_fixes=unsafe_fixes, quiet=quiet)

@@ -9,16 +9,22 @@ import ast
 import io
 import re
 import tokenize
+import warnings
 
 LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")  # the line breaks Python's tokenizer counts
 
 
 class SourceError(Exception):
-    """The file cannot be read, decoded or parsed; the message says why."""
+    """The file cannot be read, decoded or parsed; the message says why.  ``line`` is
+    1-based, ``col``/``end_col`` 0-based character columns (CPython's own, for syntax errors)."""
 
-    def __init__(self, message: str, line: int = 1):
+    def __init__(self, message: str, line: int = 1, col: int = 0, end_line: int | None = None,
+                 end_col: int | None = None):
         super().__init__(message)
         self.line = line
+        self.col = col
+        self.end_line = line if end_line is None else end_line
+        self.end_col = col if end_col is None else end_col
 
 
 def split_lines(text: str) -> list[str]:
@@ -46,11 +52,27 @@ def decode_source(data: bytes) -> str:
 
 def parse_source(text: str, filename: str = "<string>") -> ast.Module:
     try:
-        return ast.parse(text, filename=filename)
+        with warnings.catch_warnings():
+            # The compiler's warnings about the user's code ("invalid escape sequence", "'int' object
+            # is not callable") are not dynlint's findings; printed, they would clutter the report.
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return ast.parse(text, filename=filename)
     except SyntaxError as exc:
-        where = f" at line {exc.lineno}" if exc.lineno else ""
-        raise SourceError(f"syntax error{where}: {exc.msg}", exc.lineno or 1) from None
+        raise syntax_error(exc) from None
     except (ValueError, TypeError) as exc:  # e.g. null bytes
         raise SourceError(f"cannot parse: {exc}") from None
     except (RecursionError, MemoryError):
         raise SourceError("too deeply nested for the Python parser") from None
+
+
+def syntax_error(exc: SyntaxError) -> SourceError:
+    """CPython's SyntaxError as a SourceError at CPython's own position (its 1-based
+    character offset becomes our 0-based column; the span ends at its end offset)."""
+    line = exc.lineno or 1
+    where = f" at line {exc.lineno}" if exc.lineno else ""
+    col = max(0, (exc.offset or 1) - 1)
+    end_col = col
+    if exc.end_lineno == line and exc.end_offset and exc.end_offset - 1 > col:
+        end_col = exc.end_offset - 1
+    return SourceError(f"syntax error{where}: {exc.msg}", line, col, line, end_col)

@@ -90,6 +90,17 @@ def codes(source: str) -> list[tuple[int, str]]:
                 audio = torch.tensor(audio)
             return [a.float() for a in audio]
         """,
+        # torch.nn helpers outside torch.nn.functional return Python values, not tensors
+        """
+        import torch
+        from torch.nn.parameter import is_lazy
+        def init(x: torch.Tensor, module):
+            if torch.nn.parameter.is_lazy(x) or is_lazy(module.weight):
+                return None
+            with torch.nn.attention.sdpa_kernel([]):
+                pass
+            return x
+        """,
         # numpy arrays are host data
         """
         import numpy as np
@@ -169,6 +180,17 @@ def test_no_false_alarm(source):
                 return nonzero(x), nms(boxes, scores, 0.5), T.unique(x)
             """,
             [(6, "DYN102"), (6, "DYN103"), (6, "DYN105")],
+        ),
+        # torch.nn.grad functions do return tensors
+        (
+            """
+            import torch
+            def f(x: torch.Tensor, w, g):
+                gi = torch.nn.grad.conv2d_input(x.shape, w, g)
+                if gi.sum() > 0:
+                    return gi
+            """,
+            [(5, "DYN202")],
         ),
         # a .item() inside a data-dependent branch test is DYN202 only
         (

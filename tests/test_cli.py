@@ -15,10 +15,11 @@ SYNTAX_ERROR_SRC = "def f(:\n    pass\n"
 CLEAN_SRC = "import torch\n\ndef f(x: torch.Tensor):\n    return x + 1\n"
 
 
-def dynlint(*args, cwd, stdin=None, module=False, timeout=60):
+def dynlint(*args, cwd, stdin=None, module=False, timeout=60, env_extra=None):
     command = [sys.executable, "-m", "dynlint"] if module else ["dynlint"]
+    env = {**os.environ, **env_extra} if env_extra else None
     return subprocess.run([*command, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
 
 
 def assert_usage_error(proc, *needles):
@@ -72,7 +73,51 @@ def test_parse_error_is_reported_and_other_files_still_checked(project):
     assert proc.returncode == 1
     codes = [line.split()[1] for line in proc.stdout.splitlines()[:-1]]
     assert codes == ["DYN000", "DYN102"]
-    assert proc.stdout.startswith("a_broken.py:1:1: DYN000 cannot check this file: syntax error")
+    assert proc.stdout.startswith("a_broken.py:1:7: DYN000 cannot check this file: syntax error")
+
+
+@pytest.mark.parametrize("source", [
+    SYNTAX_ERROR_SRC,                          # def f(:  -> CPython points at the colon
+    "x = 1\nprint 'x'\n",                      # a span: the whole call
+    "é = 'ü' + (:\n",                          # columns count characters, not UTF-8 bytes
+    "if x\n    pass\n",
+    "x = (1,\n",
+])
+def test_syntax_error_position_is_cpythons(project, source):
+    """DYN000 for a syntax error sits where CPython puts it (line, 1-based column, span)."""
+    write(project / "bad.py", source)
+    try:
+        compile(source, "bad.py", "exec")
+    except SyntaxError as exc:
+        expected = exc
+    proc = dynlint("check", "--no-cache", "--output-format", "json", "bad.py", cwd=project)
+    [finding] = json.loads(proc.stdout)
+    assert finding["code"] == "DYN000"
+    assert finding["location"] == {"row": expected.lineno, "column": expected.offset}
+    if expected.end_lineno == expected.lineno and expected.end_offset > expected.offset:
+        assert finding["end_location"] == {"row": expected.lineno, "column": expected.end_offset}
+    else:
+        assert finding["end_location"] == finding["location"]
+    assert expected.msg in finding["message"]
+
+
+def test_compiler_warnings_about_checked_code_are_not_printed(project):
+    """`1if x` and "\\d" make CPython warn while parsing; a linter must not echo that on stderr."""
+    write(project / "m.py", "import torch\nx = 1if True else 2\ny = '\\d'\nz = 1(2)\n")
+    proc = dynlint("check", "--no-cache", "m.py", cwd=project, env_extra={"PYTHONWARNINGS": "default"})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "All checks passed!\n", "")
+
+
+def test_directory_without_python_files_warns_instead_of_passing(project):
+    (project / "notes").mkdir()
+    write(project / "notes" / "README.md", "# notes\n")
+    proc = dynlint("check", "notes", cwd=project)
+    assert proc.returncode == 0
+    assert proc.stdout == ""
+    assert proc.stderr == "dynlint: warning: no Python files found under the given path(s)\n"
+    proc = dynlint("check", "--output-format", "json", "notes", cwd=project)
+    assert (proc.returncode, proc.stdout) == (0, "[]\n")
+    assert "no Python files found" in proc.stderr
 
 
 def test_dangling_symlink_and_non_utf8_file_give_dyn000(project):
@@ -181,7 +226,7 @@ def test_sarif_and_github_outputs(project):
     location = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert location == {"uri": "pkg/m.py", "uriBaseId": "%SRCROOT%"}   # relative to the project root
     proc = dynlint("check", "--output-format", "github", cwd=project)
-    assert proc.stdout.startswith("::error title=dynlint (DYN000),file=pkg/m.py,line=1,col=1,")
+    assert proc.stdout.startswith("::error title=dynlint (DYN000),file=pkg/m.py,line=1,col=7,")
     assert proc.stdout.count("\n") == 1
 
 
@@ -191,6 +236,15 @@ def test_statistics(project):
     proc = dynlint("check", "--statistics", cwd=project)
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == ["3  DYN102  nonzero", "Found 3 findings in 2 files."]
+
+
+@pytest.mark.parametrize("fmt", ["github", "sarif"])
+def test_statistics_refuses_formats_without_a_table(project, fmt):
+    write(project / "a.py", NONZERO_SRC)
+    assert_usage_error(dynlint("check", "--statistics", "--output-format", fmt, cwd=project),
+                       "--statistics", fmt)
+    assert_usage_error(dynlint("fix", "--statistics", "--output-format", fmt, cwd=project), "--statistics")
+    assert (project / "a.py").read_text() == NONZERO_SRC
 
 
 def test_output_file(project):

@@ -154,3 +154,24 @@ def test_pre_commit_fix_hook_is_declared():
     fix_hook = next(h for h in hooks if h["id"] == "dynlint-fix")
     assert fix_hook["entry"] == "dynlint check --fix" and fix_hook["language"] == "python"
     assert fix_hook["types_or"] == ["python", "pyi"] and fix_hook["require_serial"] is True
+
+
+def test_fix_help_has_every_check_option_but_fix(capsys):
+    """`dynlint fix` implies --fix: its help does not offer the flag; `check` still does."""
+    from dynlint.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fix", "--help"])
+    assert exit_info.value.code == 0
+    fix_help = capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    check_help = capsys.readouterr().out
+    assert "  --fix " in check_help and "[--fix]" in check_help
+    assert "  --fix " not in fix_help and "[--fix]" not in fix_help
+    for option in ("--unsafe-fixes", "--diff", "--select", "--output-format", "--statistics", "--jobs"):
+        assert option in fix_help and option in check_help
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fix", "--fix", "x.py"])
+    assert exit_info.value.code == 2  # an unknown option there, as the help says
+    capsys.readouterr()

@@ -93,7 +93,7 @@ def test_try_repo_fails_on_findings_and_passes_on_clean_code(hook_repo, pre_comm
     output = failing.stdout + failing.stderr
     assert failing.returncode == 1, output
     assert "model.py:3:12: DYN102" in output
-    assert "broken.py:1:1: DYN000" in output
+    assert "broken.py:1:7: DYN000" in output
     assert "Found 2 findings in 2 files." in output
     assert "notes.txt" not in output.split("hooks:")[-1]
 

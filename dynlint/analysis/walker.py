@@ -400,9 +400,9 @@ class Analyzer:
                 return TENSOR
             if last[:1].isupper():
                 return MODULE
-            if qual.startswith("torch.nn.utils.rnn."):
-                return None
-            return None if qual.startswith(("torch.nn.init.", "torch.nn.utils.")) else TENSOR
+            # Functions outside torch.nn.functional are helpers (torch.nn.parameter.is_lazy,
+            # torch.nn.attention.sdpa_kernel, hook registration) unless their namespace is listed.
+            return TENSOR if namespace in ops.TENSOR_NAMESPACES else None
         if namespace not in ops.TENSOR_NAMESPACES:
             return None  # torch.version.cuda.split(...), torch.ops.* and the like
         if last[:1].isupper() and qual not in ("torch.Tensor",):

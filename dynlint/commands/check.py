@@ -14,7 +14,7 @@ from typing import Iterable
 
 from dynlint.config import Settings
 from dynlint.diagnostics import FileResult
-from dynlint.output import FORMATS
+from dynlint.output import FORMATS, STATISTICS_FORMATS
 from dynlint.discovery import STDIN
 
 
@@ -53,13 +53,25 @@ def register(subparsers) -> None:
         "check", help="find dynamic shapes (exit 1 when findings remain)",
         description="Find code that gives tensors data-dependent shapes or makes graph compilers recompile.",
     )
+    add_check_arguments(parser)
+    parser.set_defaults(func=run)
+    from dynlint.commands.fix import register_fix_command  # import-light (no libcst)
+
+    register_fix_command(subparsers, add_check_arguments, run)
+
+
+def add_check_arguments(parser: argparse.ArgumentParser, *, fix_flag: bool = True) -> None:
+    """Every option of ``dynlint check`` (``dynlint fix`` has them all but ``--fix``, which it implies)."""
+    from dynlint.commands.fix import add_fix_arguments
+
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="files or directories to check (default: .); '-' reads stdin")
     add_selection_arguments(parser)
     parser.add_argument("--output-format", choices=FORMATS, default="full",
                         help="how to print findings (default: full)")
     parser.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    parser.add_argument("--statistics", action="store_true",
+                        help="print the number of findings per rule (output formats full, concise, json)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary line")
     parser.add_argument("--stdin-filename", metavar="NAME",
@@ -69,23 +81,32 @@ def register(subparsers) -> None:
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="where to keep the results cache (default: .dynlint_cache in the project root)")
-    parser.set_defaults(func=run)
-    from dynlint.commands.fix import add_fix_arguments, register_fix_command  # import-light (no libcst)
+    add_fix_arguments(parser, fix_flag=fix_flag)
 
-    add_fix_arguments(parser)
-    register_fix_command(subparsers, parser, run)
+
+def _discover(paths: list[str], settings: Settings) -> list[tuple[str, str]]:
+    """(path, relpath) of every file to check; warns (as ruff does) when there is none."""
+    from dynlint.discovery import iter_source_files, warn
+
+    files = [(f.path, f.relpath) for f in iter_source_files(paths, settings)]
+    if not files:
+        warn("no Python files found under the given path(s)")
+    return files
 
 
 def run(args: argparse.Namespace) -> int:
     from dynlint.errors import UsageError
     from dynlint.config import load_settings
-    from dynlint.discovery import iter_source_files, relative_to_root
+    from dynlint.discovery import relative_to_root
     from dynlint.output import make_reporter
     from dynlint.api import check_bytes
     from dynlint.cache import open_cache
     from dynlint.runner import Progress
 
     paths = args.paths or ["."]
+    if args.statistics and args.output_format not in STATISTICS_FORMATS:
+        raise UsageError(f"--statistics prints a table: use --output-format {', '.join(STATISTICS_FORMATS)}, "
+                         f"not {args.output_format}")
     if STDIN in paths and len(paths) > 1:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     config_anchor = [args.stdin_filename] if paths == [STDIN] and args.stdin_filename else paths
@@ -96,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         if paths == [STDIN]:
             relpath = relative_to_root(args.stdin_filename, settings.root) if args.stdin_filename else STDIN
             return run_fix(args, [(STDIN, relpath)], settings)
-        return run_fix(args, [(f.path, f.relpath) for f in iter_source_files(paths, settings)], settings)
+        return run_fix(args, _discover(paths, settings), settings)
 
     progress = None
     if paths == [STDIN]:
@@ -107,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         # Validates every path before any output is written.
         from dynlint.runner import iter_results as run_files
 
-        files = [(f.path, f.relpath) for f in iter_source_files(paths, settings)]
+        files = _discover(paths, settings)
         progress = Progress.for_run(len(files))
         results = run_files(files, settings, args.jobs, open_cache(args.cache_dir, settings, enabled=not args.no_cache))
 

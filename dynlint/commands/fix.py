@@ -24,9 +24,10 @@ from dynlint.discovery import STDIN
 _TEXT_FORMATS = ("full", "concise")
 
 
-def add_fix_arguments(parser: argparse.ArgumentParser) -> None:
+def add_fix_arguments(parser: argparse.ArgumentParser, *, fix_flag: bool = True) -> None:
     group = parser.add_argument_group("fixing")
-    group.add_argument("--fix", action="store_true", help="apply safe fixes in place, then report what remains")
+    if fix_flag:
+        group.add_argument("--fix", action="store_true", help="apply safe fixes in place, then report what remains")
     group.add_argument("--unsafe-fixes", action="store_true",
                        help="also apply (and mark as fixable) fixes that can change results; see each rule's "
                             "'Fix safety'")
@@ -43,19 +44,12 @@ def wants_fix(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "fix", False) or getattr(args, "diff", False) or getattr(args, "add_noqa", False))
 
 
-def register_fix_command(subparsers, check_parser: argparse.ArgumentParser, run) -> None:
-    """``dynlint fix [PATH ...]``: ``dynlint check --fix`` with every check option."""
-    parser = subparsers.add_parser("fix", add_help=False, help="apply safe fixes (= dynlint check --fix)",
+def register_fix_command(subparsers, add_check_arguments, run) -> None:
+    """``dynlint fix [PATH ...]``: ``dynlint check --fix`` with every other check option."""
+    parser = subparsers.add_parser("fix", help="apply safe fixes (= dynlint check --fix)",
                                    description="Apply dynlint's fixes in place (dynlint check --fix).")
-    parser._add_container_actions(check_parser)  # the same options as `check`, help included
-
-    def run_with_fix(args: argparse.Namespace) -> int:
-        # Not set_defaults(fix=True): the copied --fix action is shared with `check`,
-        # and set_defaults would change its default there too.
-        args.fix = True
-        return run(args)
-
-    parser.set_defaults(func=run_with_fix)
+    add_check_arguments(parser, fix_flag=False)
+    parser.set_defaults(func=run, fix=True)
 
 
 def run_fix(args: argparse.Namespace, files: Iterable[tuple[str, str]], settings: Settings,
