@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,3 +102,57 @@ def test_try_repo_fails_on_findings_and_passes_on_clean_code(hook_repo, pre_comm
     output = passing.stdout + passing.stderr
     assert passing.returncode == 0, output
     assert "Passed" in output
+
+
+# ----------------------------------------------------------------- the README's own configurations
+FIXABLE_AND_NOT = (
+    "import torch\n"
+    "\n"
+    "def f(x: torch.Tensor):\n"
+    "    y = x[x > 0].sum()\n"          # DYN101, safe fix
+    "    return torch.nonzero(x), y\n"  # DYN102, no fix
+)
+
+
+def readme_pre_commit_configs() -> list[str]:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(.*?)^```$", readme, flags=re.S | re.M)
+    return [block for block in blocks if block.startswith("repos:")]
+
+
+def test_readme_documents_three_pre_commit_setups():
+    configs = readme_pre_commit_configs()
+    kinds = sorted(("local" if "repo: local" in c else "file") + ":" + ("fix" if "dynlint-fix" in c or "--fix" in c
+                                                                          else "check") for c in configs)
+    assert kinds == ["file:check", "file:fix", "local:check"], configs
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_readme_pre_commit_config_works_as_written(hook_repo, pre_commit_home, tmp_path, index):
+    """Each `.pre-commit-config.yaml` the README shows, with its placeholders filled in (the clone's
+    path, a real commit), runs and reports every remaining finding exactly once."""
+    config = readme_pre_commit_configs()[index]
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    config = config.replace("file:///home/you/src/dynlint", hook_repo.as_uri()).replace("<commit>", sha)
+    unfilled = re.sub(r"\s+#.*", "", config)  # comments may keep their examples
+    assert "<" not in unfilled and "/home/you" not in unfilled, config
+    user_repo = tmp_path / "user"
+    user_repo.mkdir()
+    (user_repo / ".pre-commit-config.yaml").write_text(config)
+    (user_repo / "model.py").write_text(FIXABLE_AND_NOT)
+    git("init", "-q", cwd=user_repo)
+    git("add", ".", cwd=user_repo)
+    env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(pre_commit_home), "PRE_COMMIT_COLOR": "never"}
+    proc = subprocess.run([*pre_commit_command(), "run", "--all-files"], cwd=user_repo, capture_output=True,
+                          text=True, env=env, timeout=600)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert output.count("model.py:5:12: DYN102") == 1, output
+    fixing = "dynlint-fix" in config
+    if fixing:
+        assert "torch.where(x > 0, x, 0).sum()" in (user_repo / "model.py").read_text()
+        assert "DYN101" not in output and "files were modified by this hook" in output, output
+    else:
+        assert (user_repo / "model.py").read_text() == FIXABLE_AND_NOT
+        assert output.count("model.py:4:9: DYN101") == 1, output
