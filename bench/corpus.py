@@ -1,0 +1,212 @@
+"""A pinned corpus of real PyTorch packages that dynlint was not written against.
+
+    python bench/corpus.py                   # fetch every package (once), print the directories
+    python bench/corpus.py --group held-out  # only the held-out packages
+    python bench/corpus.py --list            # the pinned list and the split, fetching nothing
+    python bench/corpus.py --dest DIR        # somewhere else than /work/corpus (also: $DYNLINT_CORPUS)
+
+Each package is fetched with ``pip download --no-deps`` (the wheel; an sdist
+only where PyPI has no wheel) into ``DEST/_downloads`` and its ``.py`` files
+are unpacked into ``DEST/<name>-<version>/``, laid out as they would be
+installed (``ultralytics/utils/loss.py``), so a hazard's path inside the
+package is the path below that directory.  A directory is complete when it
+holds the ``.complete`` marker; complete directories are reused and never
+rewritten, and nothing else under DEST is touched (the directory is shared
+with other engineers).  The corpus is never committed.
+
+**The split.**  The *dev* packages are the ones the analysis may be tuned on
+(read their findings, add fixtures from them).  The *held-out* packages are
+only ever measured: ``handpicked_recall.py`` and ``precision_sample.py``
+report them separately, and their figures are the ones the targets of
+issue 9 are judged on.  Keep it that way: a change made because of a
+held-out finding turns that package into a dev package, and the split
+below then has to say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from dataclasses import dataclass
+
+DEFAULT_DEST = os.environ.get("DYNLINT_CORPUS", "/work/corpus")
+DOWNLOADS = "_downloads"
+MARKER = ".complete"
+
+
+@dataclass(frozen=True)
+class Package:
+    name: str  # the PyPI name, as pip spells it
+    version: str
+    group: str  # "dev" or "held-out"
+    what: str  # what model code it holds (why it is in the corpus)
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    @property
+    def dirname(self) -> str:
+        return f"{self.name}-{self.version}"
+
+
+# Pinned: figures are only comparable between runs over the same versions.
+PACKAGES: tuple[Package, ...] = (
+    # dev: the lead may tune the analysis on these
+    Package("ultralytics", "8.4.190", "dev", "YOLO detection/segmentation/pose: losses, assigners, NMS post-processing, trainers"),
+    Package("kornia", "0.9.0", "dev", "differentiable vision: geometry, feature matching, augmentation, losses"),
+    Package("torch-geometric", "2.8.1", "dev", "graph neural networks: message passing, pooling, sampling, graph utilities"),
+    Package("diffusers", "0.42.1", "dev", "diffusion: UNets/transformers, schedulers, pipelines, training utilities"),
+    # held-out: only ever measured
+    Package("monai", "1.6.1", "held-out", "medical imaging: segmentation nets, losses, inferers, detection post-processing"),
+    Package("speechbrain", "1.1.2", "held-out", "speech: ASR/TTS/speaker models, CTC/seq2seq decoding, losses on padded batches"),
+    Package("mmdet", "3.3.0", "held-out", "detection: dense heads, ROI heads, assigners, samplers, losses"),
+    Package("torchaudio", "2.11.0", "held-out", "audio models: wav2vec2/HuBERT, Conformer, Emformer, RNN-T, Tacotron2"),
+    Package("pytorch-forecasting", "1.8.0", "held-out", "time series: TFT, N-BEATS, DeepAR on variable-length sequences, metrics"),
+    Package("pyannote.audio", "4.0.7", "held-out", "speaker diarization: segmentation models, powerset losses, embedding"),
+)
+
+GROUPS = ("dev", "held-out")
+
+
+def packages(group: str = "all") -> list[Package]:
+    if group == "all":
+        return list(PACKAGES)
+    if group not in GROUPS:
+        raise ValueError(f"unknown group {group!r} (expected dev, held-out or all)")
+    return [p for p in PACKAGES if p.group == group]
+
+
+def by_name(name: str) -> Package:
+    for package in PACKAGES:
+        if package.name == name:
+            return package
+    raise KeyError(name)
+
+
+def package_dir(package: Package, dest: str = DEFAULT_DEST) -> str:
+    return os.path.join(dest, package.dirname)
+
+
+def is_complete(package: Package, dest: str = DEFAULT_DEST) -> bool:
+    return os.path.isfile(os.path.join(package_dir(package, dest), MARKER))
+
+
+def ensure(package: Package, dest: str = DEFAULT_DEST) -> str:
+    """The unpacked directory of ``package`` under ``dest``, fetched if missing."""
+    target = package_dir(package, dest)
+    if is_complete(package, dest):
+        return target
+    if os.path.exists(target):
+        raise SystemExit(f"corpus: {target} exists but has no {MARKER} marker; it is not ours to replace "
+                         f"(remove it yourself if it is a leftover, then rerun)")
+    archive = _find_archive(package, dest) or _download(package, dest)
+    partial = f"{target}.partial-{os.getpid()}"
+    try:
+        _unpack(archive, partial)
+        open(os.path.join(partial, MARKER), "w").close()
+        try:
+            os.rename(partial, target)
+        except OSError:
+            if not is_complete(package, dest):  # not another process winning the race
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)  # ours alone (the pid is in the name)
+    return target
+
+
+def _normalized(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def _find_archive(package: Package, dest: str) -> str | None:
+    folder = os.path.join(dest, DOWNLOADS)
+    if not os.path.isdir(folder):
+        return None
+    wheel_prefix = f"{_normalized(package.name)}-{package.version}-"
+    sdist_prefix = f"{_normalized(package.name)}-{package.version}."
+    found = sorted(os.listdir(folder))
+    for entry in found:
+        if _normalized(entry).startswith(_normalized(wheel_prefix)) and entry.endswith(".whl"):
+            return os.path.join(folder, entry)
+    for entry in found:
+        if _normalized(entry).startswith(_normalized(sdist_prefix)) and entry.endswith((".tar.gz", ".zip")):
+            return os.path.join(folder, entry)
+    return None
+
+
+def _download(package: Package, dest: str) -> str:
+    folder = os.path.join(dest, DOWNLOADS)
+    os.makedirs(folder, exist_ok=True)
+    print(f"corpus: downloading {package.spec} ...", file=sys.stderr)
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", folder]
+    # A wheel for this interpreter when there is one, else whatever PyPI has (an sdist).
+    proc = subprocess.run(command + ["--only-binary", ":all:", package.spec], capture_output=True, text=True)
+    if proc.returncode != 0:
+        proc = subprocess.run(command + ["--no-binary", ":all:", "--no-build-isolation", package.spec],
+                              capture_output=True, text=True)
+    archive = _find_archive(package, dest)
+    if archive is None:
+        message = (proc.stderr.strip().splitlines() or ["no archive downloaded"])[-1]
+        raise SystemExit(f"corpus: pip download {package.spec} failed: {message}")
+    return archive
+
+
+def _unpack(archive: str, target: str) -> None:
+    """Only the .py files, laid out as installed (an sdist's top folder and src/ dropped)."""
+    os.makedirs(target)
+    if archive.endswith(".whl"):
+        with zipfile.ZipFile(archive) as whl:
+            for member in whl.namelist():
+                if member.endswith(".py") and ".dist-info/" not in member and ".data/" not in member:
+                    _write(target, member, whl.read(member))
+        return
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            if not (member.isfile() and member.name.endswith(".py")):
+                continue
+            parts = member.name.split("/")[1:]  # the sdist's <name>-<version>/ folder
+            if parts[:1] == ["src"]:
+                parts = parts[1:]
+            if not parts or parts[0] in ("tests", "test", "docs", "examples", "setup.py"):
+                continue
+            data = tar.extractfile(member)
+            if data is not None:
+                _write(target, "/".join(parts), data.read())
+
+
+def _write(target: str, relpath: str, data: bytes) -> None:
+    path = os.path.normpath(os.path.join(target, relpath))
+    if not path.startswith(target + os.sep):
+        raise SystemExit(f"corpus: refusing archive member outside the target: {relpath}")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(data)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dest", default=DEFAULT_DEST, help=f"corpus directory (default {DEFAULT_DEST})")
+    parser.add_argument("--group", default="all", choices=("all",) + GROUPS)
+    parser.add_argument("--list", action="store_true", help="print the pinned packages and the split only")
+    args = parser.parse_args(argv)
+    chosen = packages(args.group)
+    if args.list:
+        for package in chosen:
+            print(f"{package.group:9} {package.spec:30} {package.what}")
+        return 0
+    os.makedirs(args.dest, exist_ok=True)
+    for package in chosen:
+        directory = ensure(package, args.dest)
+        files = sum(n.endswith(".py") for _, _, names in os.walk(directory) for n in names)
+        print(f"{package.group:9} {package.spec:30} {files:5} .py files  {directory}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
