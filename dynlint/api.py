@@ -14,7 +14,7 @@ from pathlib import Path
 from dynlint.config import Settings
 from dynlint.diagnostics import FileResult, Finding
 from dynlint.source import (  # noqa: F401 - part of this module's API
-    LINE_BREAK_RE, SourceError, decode_source, parse_source, split_lines,
+    LINE_BREAK_RE, SourceError, decode_source, parse_source, read_document, split_lines,
 )
 
 _DEFAULT_SETTINGS = Settings()
@@ -74,7 +74,7 @@ def check_file(path: str | Path, settings: Settings = _DEFAULT_SETTINGS, relpath
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         return [_with_name(parse_error_finding(f"cannot read: {reason}"), str(path))]
-    return check_source(data, str(path), settings, relpath)
+    return check_bytes(data, str(path), relpath or str(path), settings).findings
 
 
 def check_path(path: str, relpath: str, settings: Settings) -> FileResult:
@@ -88,18 +88,22 @@ def check_path(path: str, relpath: str, settings: Settings) -> FileResult:
 
 
 def check_bytes(data: bytes, path: str, relpath: str, settings: Settings) -> FileResult:
+    """Check one file's bytes: a Python file, or a Jupyter notebook (its code cells as one
+    module; ``FileResult.cells`` maps the lines back to cells)."""
     try:
-        text: str | None = decode_source(data)
-    except SourceError:
-        text = None  # check_source reports it as DYN000
-    findings = check_source(text if text is not None else data, path, settings, relpath)
+        document = read_document(data, path)
+    except SourceError as exc:
+        enabled = "DYN000" in settings.enabled_codes(relpath)
+        return FileResult(path, relpath, [_with_name(source_error_finding(exc), path)] if enabled else [])
+    text = document.text
+    findings = check_source(text, path, settings, relpath)
     lines: dict[int, str] = {}
-    if findings and text is not None:
+    if findings:
         source_lines = LINE_BREAK_RE.split(text)
         for finding in findings:
             if 1 <= finding.line <= len(source_lines):
                 lines[finding.line] = source_lines[finding.line - 1]
-    return FileResult(path, relpath, findings, lines)
+    return FileResult(path, relpath, findings, lines, document.cells)
 
 
 def noqa_codes(line: str) -> frozenset[str] | None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from dynlint import __version__
 from dynlint.atomic import replace_file
 from dynlint.config import CACHE_DIR_NAME, Settings
+from dynlint.notebook import is_notebook
 from dynlint.diagnostics import Applicability, Edit, FileResult, Finding, Fix
 
 ENTRIES_DIR_NAME = "entries"
@@ -104,6 +105,8 @@ class Cache:
         if salt is None:
             salt = self._salts[enabled] = f"{self._salt}\0{','.join(sorted(enabled))}\0".encode()
         digest = hashlib.blake2b(salt, digest_size=20)
+        if is_notebook(relpath):  # the same bytes read as a notebook or as Python give different results
+            digest.update(b"ipynb\0")
         digest.update(data)
         return digest.hexdigest()
 
@@ -117,13 +120,16 @@ class Cache:
                 entry = json.loads(handle.read())
             findings = [_finding_from_json(item, path) for item in entry["f"]]
             lines = {int(number): text for number, text in entry["l"].items()}
+            cells = None if entry.get("c") is None else tuple((int(start), int(cell)) for start, cell in entry["c"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
             return None  # absent, torn or foreign: check the file again
-        return FileResult(path, relpath, findings, lines)
+        return FileResult(path, relpath, findings, lines, cells)
 
     def store(self, key: str, result: FileResult) -> None:
         entry = {"f": [_finding_to_json(f) for f in result.findings],
                  "l": {str(number): text for number, text in result.lines.items()}}
+        if result.cells is not None:
+            entry["c"] = [list(pair) for pair in result.cells]
         payload = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         target = self._entry_path(key)
         try:

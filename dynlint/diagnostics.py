@@ -72,3 +72,14 @@ class FileResult:
     relpath: str
     findings: list[Finding]
     lines: dict[int, str] = field(default_factory=dict)  # source of the lines findings point at
+    # Jupyter notebooks: (first line, 1-based cell number) of each code cell in the checked source,
+    # whose line numbers the findings use; None for Python files.
+    cells: tuple[tuple[int, int], ...] | None = None
+
+    def locate(self, line: int) -> tuple[int | None, int]:
+        """(cell number or None, line) for display: notebook lines count from their cell's start."""
+        if not self.cells:
+            return None, line
+        from dynlint.notebook import locate
+
+        return locate(self.cells, line)

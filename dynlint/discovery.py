@@ -2,7 +2,7 @@
 
 Directories are walked in sorted order, skipping version-control metadata,
 virtualenvs, caches, build output and the configured ``exclude`` globs; only
-``.py``/``.pyi`` files are picked up there.  A file named on the command line is
+``.py``/``.pyi``/``.ipynb`` files are picked up there.  A file named on the command line is
 always checked, whatever its extension.  Symlinked directories are followed once
 (a loop is not walked twice).
 """
@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Sequence
 from dynlint.config import CACHE_DIR_NAME, Settings
 from dynlint.errors import UsageError
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")  # .ipynb: Jupyter notebooks (dynlint.notebook)
 STDIN = "-"  # the path that means "read the source from standard input"
 
 # Directory names never walked into (ruff's defaults plus our own cache);

@@ -25,6 +25,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dynlint.source import LINE_BREAK_RE
 from dynlint.atomic import replace_file
+from dynlint.source import read_document
 from dynlint import api
 from dynlint.config import Settings
 from dynlint.diagnostics import Applicability, Edit, Finding
@@ -46,6 +47,8 @@ class FixResult:
     applied: list[Finding] = field(default_factory=list)
     remaining: list[Finding] = field(default_factory=list)
     written: bool = False
+    document: object = None             # what the text was read from (source.read_document): a notebook maps
+                                         # lines to cells (``document.cells_of(fixed)``) and cells for --diff
 
     @property
     def changed(self) -> bool:
@@ -220,23 +223,23 @@ def fix_file(path: str, settings: Settings | None = None, relpath: str | None = 
     except OSError:
         return FixResult(path, relpath, None, None, remaining=api.check_file(path, settings, relpath))
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = api.decode_source(data)
-    except (SyntaxError, api.SourceError):
-        return FixResult(path, relpath, None, None, remaining=api.check_source(data, path, settings, relpath))
+        document = read_document(data, path)  # a Python file, or a notebook's code cells as one module
+    except api.SourceError:
+        return FixResult(path, relpath, None, None, remaining=api.check_bytes(data, path, relpath, settings).findings)
+    text = document.text
     findings = api.check_source(text, path, settings, relpath)
-    result = FixResult(path, relpath, text, text, remaining=findings)
+    result = FixResult(path, relpath, text, text, remaining=findings, document=document)
     if not any(is_applicable(f, unsafe) for f in findings) or any(f.code == "DYN000" for f in findings):
         return result  # nothing to do: libcst never parses this file
     try:
         new_text, applied = fix_source(text, findings, unsafe=unsafe, filename=path, settings=settings,
                                        relpath=relpath)
-        payload = new_text.encode(encoding) if new_text != text else b""
-    except FixError as exc:
+        payload = document.encode(new_text) if new_text != text else b""
+    except (FixError, api.SourceError) as exc:
         result.remaining = [_fix_error(path, str(exc))] + findings
         return result
     except UnicodeEncodeError:
-        result.remaining = [_fix_error(path, f"the fixed code cannot be encoded as {encoding}")] + findings
+        result.remaining = [_fix_error(path, f"the fixed code cannot be encoded as {document.encoding}")] + findings
         return result
     if new_text == text:
         return result

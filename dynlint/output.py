@@ -28,6 +28,17 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FIX_COMMAND = "dynlint fix"
 
 
+def position_text(result: FileResult, line: int, col: int) -> str:
+    """``line:col`` (1-based column), or ``cell N:line:col`` in a notebook (line within the cell)."""
+    cell, row = result.locate(line)
+    return f"{row}:{col + 1}" if cell is None else f"cell {cell}:{row}:{col + 1}"
+
+
+def location_text(result: FileResult, finding: Finding) -> str:
+    """``path:line:col`` / ``path:cell N:line:col``: where a finding is, as every text output shows it."""
+    return f"{result.path}:{position_text(result, finding.line, finding.col)}"
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
@@ -80,9 +91,9 @@ class Reporter:
         pass
 
     # Shared by the text formats.
-    def header(self, path: str, finding: Finding) -> str:
+    def header(self, result: FileResult, finding: Finding) -> str:
         marker = "[*] " if self.applies(finding) else ""
-        return f"{path}:{finding.line}:{finding.col + 1}: {finding.code} {marker}{finding.message}"
+        return f"{location_text(result, finding)}: {finding.code} {marker}{finding.message}"
 
     def summary_lines(self) -> list[str]:
         if self.files_checked == 0:
@@ -102,7 +113,7 @@ class Reporter:
 class ConciseReporter(Reporter):
     def write(self, result: FileResult) -> None:
         for finding in result.findings:
-            self.stream.write(self.header(result.path, finding) + "\n")
+            self.stream.write(self.header(result, finding) + "\n")
 
     def finish(self) -> None:
         if not self.quiet:
@@ -135,13 +146,16 @@ class FullReporter(ConciseReporter):
 
     def write(self, result: FileResult) -> None:
         for finding in result.findings:
-            self.stream.write(self.header(result.path, finding) + "\n")
+            self.stream.write(self.header(result, finding) + "\n")
             source = result.lines.get(finding.line)
             if source is not None:
-                self.stream.write(self.snippet(finding, source))
+                self.stream.write(self.snippet(finding, source, result.locate(finding.line)[1]))
             self.stream.write("\n")
 
-    def snippet(self, finding: Finding, source: str) -> str:
+    def snippet(self, finding: Finding, source: str, row: int | None = None) -> str:
+        """The source line (numbered ``row``: the line within its notebook cell, else the file's)
+        with a caret under the finding's span."""
+        row = finding.line if row is None else row
         source = source.rstrip("\r\n")
         shown, columns = _display(source)
         start = min(finding.col, len(source))
@@ -149,10 +163,10 @@ class FullReporter(ConciseReporter):
         end = max(start, min(end, len(source)))
         pad = columns[start]
         width = max(1, columns[end] - columns[start])
-        gutter = " " * len(str(finding.line))
+        gutter = " " * len(str(row))
         lines = [
             f"{gutter} |",
-            f"{finding.line} | {shown}".rstrip(),
+            f"{row} | {shown}".rstrip(),
             f"{gutter} | {' ' * pad}{'^' * width} {finding.code}",
             f"{gutter} |",
         ]
@@ -161,18 +175,33 @@ class FullReporter(ConciseReporter):
         return "\n".join(lines) + "\n"
 
 
-def finding_to_json(finding: Finding, path: str) -> dict:
-    """One finding in ruff's JSON shape."""
+def finding_to_json(finding: Finding, path: str, result: FileResult | None = None) -> dict:
+    """One finding in ruff's JSON shape.  In a notebook, ``cell`` is the 1-based cell number and
+    every row (location, end, noqa row, fix edits) counts from the start of that cell, as in ruff."""
     rule = RULES.get(finding.code)
+    locate = result.locate if result is not None else (lambda line: (None, line))
+    cell, row = locate(finding.line)
+
+    def point(line: int, col: int) -> dict:
+        return {"row": locate(line)[1], "column": col + 1}
+
+    fix = None
+    if finding.fix is not None:
+        fix = {
+            "applicability": finding.fix.applicability.value,
+            "message": finding.fix.message,
+            "edits": [{"content": e.content, "location": point(e.line, e.col),
+                       "end_location": point(e.end_line, e.end_col)} for e in finding.fix.edits],
+        }
     return {
-        "cell": None,
+        "cell": cell,
         "code": finding.code,
-        "end_location": {"row": finding.end_line, "column": finding.end_col + 1},
+        "end_location": point(finding.end_line, finding.end_col),
         "filename": path,
-        "fix": finding.fix.to_dict() if finding.fix is not None else None,
-        "location": {"row": finding.line, "column": finding.col + 1},
+        "fix": fix,
+        "location": {"row": row, "column": finding.col + 1},
         "message": finding.message,
-        "noqa_row": finding.line,
+        "noqa_row": row,
         "url": rule.url if rule else None,
     }
 
@@ -208,7 +237,7 @@ class JsonReporter(Reporter):
 
     def write(self, result: FileResult) -> None:
         for finding in result.findings:
-            self.array.append(finding_to_json(finding, result.path))
+            self.array.append(finding_to_json(finding, result.path, result))
 
     def finish(self) -> None:
         self.stream.write(self.array.close_text() + "\n")
@@ -227,15 +256,18 @@ class GithubReporter(Reporter):
 
     def write(self, result: FileResult) -> None:
         for f in result.findings:
-            props = ",".join([
+            props = [
                 f"title={_escape_github_property(f'dynlint ({f.code})')}",
                 f"file={_escape_github_property(result.path)}",
-                f"line={f.line}",
-                f"col={f.col + 1}",
-                f"endLine={f.end_line}",
-                f"endColumn={f.end_col + 1}",
-            ])
-            self.stream.write(f"::error {props}::{_escape_github_data(f'{f.code} {f.message}')}\n")
+            ]
+            message = f"{f.code} {f.message}"
+            if result.cells:
+                # Lines of a notebook's JSON are not its code lines: a file-level annotation
+                # that says where in which cell.
+                message = f"{position_text(result, f.line, f.col)}: {message}"
+            else:
+                props += [f"line={f.line}", f"col={f.col + 1}", f"endLine={f.end_line}", f"endColumn={f.end_col + 1}"]
+            self.stream.write(f"::error {','.join(props)}::{_escape_github_data(message)}\n")
 
 
 def sarif_rules() -> list[dict]:
@@ -291,18 +323,28 @@ class SarifReporter(Reporter):
     def write(self, result: FileResult) -> None:
         location = self.artifact(result)
         for f in result.findings:
+            physical = {"artifactLocation": location, "region": self.region(f.line, f.col, f.end_line, f.end_col)}
+            message = f.message
+            properties = None
+            if result.cells:
+                # A region would point into the notebook's JSON text: the cell and its lines go in
+                # the message and the properties instead (and no fix: it is not a JSON edit).
+                cell, row = result.locate(f.line)
+                del physical["region"]
+                message = f"{position_text(result, f.line, f.col)}: {message}"
+                properties = {"cell": cell,
+                              "cellRegion": self.region(row, f.col, result.locate(f.end_line)[1], f.end_col)}
             item = {
                 "ruleId": f.code,
                 "level": "error",
-                "message": {"text": f.message},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": location,
-                    "region": self.region(f.line, f.col, f.end_line, f.end_col),
-                }}],
+                "message": {"text": message},
+                "locations": [{"physicalLocation": physical}],
             }
+            if properties is not None:
+                item["properties"] = properties
             if f.code in self.rule_index:
                 item["ruleIndex"] = self.rule_index[f.code]
-            if f.fix is not None:
+            if f.fix is not None and not result.cells:
                 item["fixes"] = [{
                     "description": {"text": f"{f.fix.message} ({f.fix.applicability.value})"},
                     "artifactChanges": [{

@@ -1,6 +1,9 @@
 """Files to text to trees: decoding like the interpreter, one stdlib ``ast`` parse, line splitting.
 
-The first stage of the pipeline; it knows nothing about rules.
+The first stage of the pipeline; it knows nothing about rules.  ``read_document``
+turns a file's bytes into the Python text the checker reads and back: for a
+``.py`` file that is decoding and encoding; a Jupyter notebook is handled by
+``dynlint.notebook`` (its code cells as one module, and a map back to cells).
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ def split_lines(text: str) -> list[str]:
 
 def decode_source(data: bytes) -> str:
     """Decode Python source bytes the way the interpreter does (BOM, coding cookie)."""
+    return _decode(data)[0]
+
+
+def _decode(data: bytes) -> tuple[str, str]:
+    """(text, encoding) of Python source bytes."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
@@ -47,7 +55,7 @@ def decode_source(data: bytes) -> str:
         raise SourceError(f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}") from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    return text
+    return text, encoding
 
 
 def parse_source(text: str, filename: str = "<string>") -> ast.Module:
@@ -70,9 +78,37 @@ def syntax_error(exc: SyntaxError) -> SourceError:
     """CPython's SyntaxError as a SourceError at CPython's own position (its 1-based
     character offset becomes our 0-based column; the span ends at its end offset)."""
     line = exc.lineno or 1
-    where = f" at line {exc.lineno}" if exc.lineno else ""
     col = max(0, (exc.offset or 1) - 1)
     end_col = col
     if exc.end_lineno == line and exc.end_offset and exc.end_offset - 1 > col:
         end_col = exc.end_offset - 1
-    return SourceError(f"syntax error{where}: {exc.msg}", line, col, line, end_col)
+    return SourceError(f"syntax error: {exc.msg}", line, col, line, end_col)  # the position says where
+
+
+class PythonDocument:
+    """A Python file's text, and how a new text is written back (same encoding, BOM included)."""
+
+    cells = None  # no notebook cells: lines are the file's own
+
+    def __init__(self, text: str, encoding: str):
+        self.text = text
+        self.encoding = encoding
+
+    def encode(self, text: str) -> bytes:
+        return text.encode(self.encoding)
+
+    def cells_of(self, text: str) -> None:
+        return None
+
+    def cell_texts(self, text: str) -> None:
+        return None
+
+
+def read_document(data: bytes, path: str):
+    """The Python text of a file (a ``PythonDocument``, or a ``dynlint.notebook.Notebook`` for
+    ``.ipynb``); raises SourceError when it cannot be decoded or is not a notebook."""
+    from dynlint.notebook import Notebook, is_notebook
+
+    if is_notebook(path):
+        return Notebook.from_bytes(data)
+    return PythonDocument(*_decode(data))

@@ -153,7 +153,7 @@ def test_pre_commit_fix_hook_is_declared():
     hooks = yaml.safe_load((Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text())
     fix_hook = next(h for h in hooks if h["id"] == "dynlint-fix")
     assert fix_hook["entry"] == "dynlint check --fix" and fix_hook["language"] == "python"
-    assert fix_hook["types_or"] == ["python", "pyi"] and fix_hook["require_serial"] is True
+    assert fix_hook["types_or"] == ["python", "pyi", "jupyter"] and fix_hook["require_serial"] is True
 
 
 def test_fix_help_has_every_check_option_but_fix(capsys):

@@ -74,7 +74,7 @@ def test_manifest_declares_the_dynlint_hook():
     hooks = {hook["id"]: hook for hook in yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert hooks["dynlint"] == {
         "id": "dynlint", "name": "dynlint", "description": hooks["dynlint"]["description"],
-        "entry": "dynlint check", "language": "python", "types_or": ["python", "pyi"], "require_serial": True,
+        "entry": "dynlint check", "language": "python", "types_or": ["python", "pyi", "jupyter"], "require_serial": True,
         "minimum_pre_commit_version": "2.9.2",
     }
 
@@ -87,15 +87,18 @@ def test_try_repo_fails_on_findings_and_passes_on_clean_code(hook_repo, pre_comm
     (user_repo / "clean.py").write_text("import torch\n\ndef f(x: torch.Tensor):\n    return x + 1\n")
     (user_repo / "stub.pyi").write_text("def g() -> int: ...\n")
     (user_repo / "notes.txt").write_text("def f(:\n")  # not a Python file: the hook never sees it
+    shutil.copy(REPO_ROOT / "tests" / "fixtures" / "notebooks" / "detection_postprocess.ipynb", user_repo / "post.ipynb")
     git("init", "-q", cwd=user_repo)
     git("add", ".", cwd=user_repo)
 
-    failing = try_repo(hook_repo, user_repo, pre_commit_home, "model.py", "broken.py", "clean.py", "notes.txt")
+    failing = try_repo(hook_repo, user_repo, pre_commit_home, "model.py", "broken.py", "clean.py", "notes.txt",
+                       "post.ipynb")
     output = failing.stdout + failing.stderr
     assert failing.returncode == 1, output
     assert "model.py:3:12: DYN102" in output
     assert "broken.py:1:7: DYN000" in output
-    assert "Found 2 findings in 2 files." in output
+    assert "post.ipynb:cell 4:3:12: DYN101" in output  # notebooks too (types_or: jupyter), located by cell
+    assert "Found 7 findings in 3 files." in output
     assert "notes.txt" not in output.split("hooks:")[-1]
 
     passing = try_repo(hook_repo, user_repo, pre_commit_home, "clean.py", "stub.pyi", "notes.txt")

@@ -12,12 +12,11 @@ import difflib
 import io
 import re
 import sys
-import tokenize
 from collections import Counter
 from typing import Iterable, TextIO
 
 from dynlint.codes import RULES
-from dynlint.diagnostics import Applicability
+from dynlint.diagnostics import Applicability, FileResult
 from dynlint.config import Settings
 from dynlint.discovery import STDIN
 
@@ -97,7 +96,6 @@ def _scan(args, files, settings):
 
 def _run_fix_in_place(args, files, settings, stream) -> int:
     from dynlint.fixer import fix_file
-    from dynlint.diagnostics import FileResult
     from dynlint.output import make_reporter
 
     unsafe = getattr(args, "unsafe_fixes", False)
@@ -115,7 +113,8 @@ def _run_fix_in_place(args, files, settings, stream) -> int:
         result = fix_file(path, settings, relpath, unsafe=unsafe, write=True)
         if result.applied:
             applied_by_file.append((path, result.applied))
-        reporter.add(FileResult(path, relpath, result.remaining, _lines_of(result.fixed, result.remaining)))
+        reporter.add(FileResult(path, relpath, result.remaining, _lines_of(result.fixed, result.remaining),
+                                _cells_of(result)))
     reporter.finish()
     fixed = sum(len(applied) for _, applied in applied_by_file)
     # Machine formats keep stdout a single document: the fix summary goes to stderr.
@@ -134,6 +133,7 @@ def _run_fix_in_place(args, files, settings, stream) -> int:
 
 def _run_diff(args, files, settings, stream) -> int:
     from dynlint.fixer import fix_file
+    from dynlint.output import location_text
 
     unsafe = getattr(args, "unsafe_fixes", False)
     fixes = changed = 0
@@ -142,16 +142,17 @@ def _run_diff(args, files, settings, stream) -> int:
         if not fixable:
             for finding in scanned.findings:
                 if finding.code == "DYN000":
-                    sys.stderr.write(f"{path}:{finding.line}:{finding.col + 1}: DYN000 {finding.message}\n")
+                    sys.stderr.write(f"{location_text(scanned, finding)}: DYN000 {finding.message}\n")
             continue
         result = fix_file(path, settings, relpath, unsafe=unsafe, write=False)
+        located = FileResult(path, relpath, result.remaining, cells=_cells_of(result))
         for finding in result.remaining:
             if finding.code == "DYN000":
-                sys.stderr.write(f"{path}:{finding.line}:{finding.col + 1}: DYN000 {finding.message}\n")
+                sys.stderr.write(f"{location_text(located, finding)}: DYN000 {finding.message}\n")
         if result.changed:
             changed += 1
             fixes += len(result.applied)
-            stream.write(_unified_diff(result.original, result.fixed, path))
+            stream.write(_document_diff(result.document, result.original, result.fixed, path))
     if getattr(args, "show_fixes", False) or not getattr(args, "quiet", False):
         sys.stderr.write(f"Would fix {_plural(fixes, 'finding')} in {_plural(changed, 'file')}.\n"
                          if changed else "No fixes to apply.\n")
@@ -159,33 +160,41 @@ def _run_diff(args, files, settings, stream) -> int:
 
 
 def _run_stdin(args, relpath, settings, stream) -> int:
-    """``-``: the fixed source (or its diff) on stdout, remaining findings on stderr."""
+    """``-``: the fixed source (or its diff) on stdout, remaining findings on stderr.  With a
+    ``--stdin-filename`` ending in ``.ipynb`` the input is a notebook, and so is the output."""
     from dynlint import api
     from dynlint.fixer import FixError, fix_source
+    from dynlint.output import location_text
 
     name = getattr(args, "stdin_filename", None) or STDIN
     data = sys.stdin.buffer.read()
     try:
-        text = api.decode_source(data)
+        document = api.read_document(data, name)
     except api.SourceError as exc:
-        sys.stderr.write(f"{name}:1:1: DYN000 cannot check this file: {exc}\n")
+        unreadable = FileResult(name, relpath, [api.source_error_finding(exc)])
+        sys.stderr.write(f"{location_text(unreadable, unreadable.findings[0])}: DYN000 "
+                         f"{unreadable.findings[0].message}\n")
         sys.stdout.buffer.write(data)
         return 1
+    text = document.text
     findings = api.check_source(text, name, settings, relpath)
     try:
         fixed, applied = fix_source(text, findings, unsafe=getattr(args, "unsafe_fixes", False), filename=name,
                                     settings=settings, relpath=relpath)
-    except FixError as exc:
+        payload = document.encode(fixed) if fixed != text else data
+    except (FixError, api.SourceError) as exc:
         sys.stderr.write(f"{name}:1:1: DYN000 cannot fix this file, left unchanged: {exc}\n")
-        fixed, applied = text, []
+        fixed, applied, payload = text, [], data
     if getattr(args, "diff", False):
         if fixed != text:
-            stream.write(_unified_diff(text, fixed, name))
+            stream.write(_document_diff(document, text, fixed, name))
         return 1 if fixed != text else 0
-    stream.write(fixed)
+    # A notebook goes out as the notebook's JSON (its fixed cells written back), Python as text.
+    stream.write(fixed if document.cells is None else payload.decode("utf-8-sig"))
     remaining = api.check_source(fixed, name, settings, relpath) if applied else findings
+    located = FileResult(name, relpath, remaining, cells=document.cells_of(fixed))
     for finding in remaining:
-        sys.stderr.write(f"{name}:{finding.line}:{finding.col + 1}: {finding.code} {finding.message}\n")
+        sys.stderr.write(f"{location_text(located, finding)}: {finding.code} {finding.message}\n")
     if getattr(args, "exit_non_zero_on_fix", False) and applied:
         return 1
     return 0 if getattr(args, "exit_zero", False) or not remaining else 1
@@ -204,24 +213,41 @@ def _run_add_noqa(files, settings) -> int:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
-            text = api.decode_source(data)
+            document = api.read_document(data, path)  # a Python file, or a notebook's code cells
         except (OSError, api.SourceError) as exc:
             sys.stderr.write(f"{path}: DYN000 cannot add noqa, left unchanged: {exc}\n")
             continue
+        text = document.text
         findings = [f for f in api.check_source(text, path, settings, relpath) if f.code != "DYN000"]
         new_text = add_noqa(text, findings)
         if new_text == text:
             continue
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         try:
-            atomic_write(path, new_text.encode(encoding))
-        except (OSError, UnicodeEncodeError) as exc:
+            atomic_write(path, document.encode(new_text))
+        except (OSError, UnicodeEncodeError, api.SourceError) as exc:
             sys.stderr.write(f"{path}: cannot write: {exc}\n")
             continue
         remaining = {f.line for f in api.check_source(new_text, path, settings, relpath)}
         added += len({f.line for f in findings} - remaining)
     sys.stderr.write(f"Added {_plural(added, 'noqa directive')}.\n")
     return 0
+
+
+def _cells_of(result) -> tuple | None:
+    """The notebook cell map of a FixResult's text (None for Python files)."""
+    document = getattr(result, "document", None)
+    if document is None or result.fixed is None:
+        return None
+    return document.cells_of(result.fixed)
+
+
+def _document_diff(document, before: str, after: str, path: str) -> str:
+    """A unified diff of a fix; for a notebook, one per changed cell (``a/nb.ipynb:cell 3``, as ruff)."""
+    if document is None or document.cells is None:
+        return _unified_diff(before, after, path)
+    old, new = document.cell_texts(before), document.cell_texts(after)
+    return "".join(_unified_diff(old_text, new_text, f"{path}:cell {cell}")
+                   for (cell, old_text), (_, new_text) in zip(old, new) if old_text != new_text)
 
 
 def _unified_diff(before: str, after: str, path: str) -> str:
