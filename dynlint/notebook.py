@@ -48,7 +48,7 @@ xmode
 """.split())
 
 _MAGIC_ASSIGNMENT_RE = re.compile(r"[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[!%]")
-_LINE_RE = re.compile(r"[^\n]*\n|[^\n]+")
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # lines as Python's tokenizer counts them
 
 
 def is_notebook(path: str) -> bool:
@@ -92,7 +92,7 @@ class Notebook:
             starts.append((line, cell.index + 1))
             parts.append(cell.python)
             parts.append(self._boundary + "\n")
-            line += cell.python.count("\n") + 1
+            line += len(_LINE_RE.findall(cell.python)) + 1
         self.text = "".join(parts)
         self.cells: CellMap = tuple(starts)
 

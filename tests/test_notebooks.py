@@ -342,3 +342,103 @@ def test_fix_keeps_the_notebook_file_mode(project):
     path.chmod(0o640)
     dynlint("fix", "--no-cache", str(path.relative_to(project)), cwd=project)
     assert (path.stat().st_mode & 0o777) == 0o640
+
+
+def test_every_python_line_break_counts_inside_cells(tmp_path):
+    """Lone \\r and \\r\\n line breaks in a cell count as Python counts them, so later cells stay aligned."""
+    document = {"cells": [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+         "source": ["import torch\r", "x = torch.ones(3)\r", "a = 1\n"]},
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+         "source": ["y = 2\r\n", "z = x.nonzero()\n", "w = x[x > 0].sum()"]},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "breaks.ipynb"
+    path.write_text(json.dumps(document, indent=1))
+    proc = dynlint("check", "--no-cache", "--output-format", "concise", "-q", "breaks.ipynb", cwd=tmp_path)
+    assert len(proc.stdout.splitlines()) == 2
+    assert "breaks.ipynb:cell 2:2:5: DYN102" in proc.stdout and "breaks.ipynb:cell 2:3:5: DYN101" in proc.stdout
+    dynlint("fix", "--no-cache", "breaks.ipynb", cwd=tmp_path)
+    assert json.loads(path.read_text())["cells"][1]["source"] == [
+        "y = 2\r\n", "z = x.nonzero()\n", "w = torch.where(x > 0, x, 0).sum()"]
+    assert json.loads(path.read_text())["cells"][0] == document["cells"][0]
+
+
+# ---------------------------------------------------------------------- generated notebooks
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st  # noqa: E402
+
+from dynlint.api import check_bytes  # noqa: E402
+from dynlint.config import Settings  # noqa: E402
+
+_SEED_DIR = Path(__file__).resolve().parent / "fixtures"
+# Realistic cell bodies: the top-level blocks of the rule fixtures (imports, functions, classes).
+CHUNKS = [chunk.strip("\n") for path in sorted(_SEED_DIR.glob("DYN*.py"))
+          for chunk in path.read_text(encoding="utf-8").split("\n\n\n") if chunk.strip()] + [
+    "def masked_total(x: torch.Tensor):\n    return x[x > 0].sum()",     # safe fixes
+    "scores = torch.rand(10)\nkept = scores.masked_select(scores > 0.5).sum()",
+    "loader = DataLoader(range(10), batch_size=4)",                     # unsafe fixes
+    "model = torch.compile(nn.Linear(2, 2), dynamic=True)",
+]
+MAGICS = ["%matplotlib inline", "!pip install -q timm", "files = !ls", "torch.where?", "%time y = 1",
+          "%%time", "pip install torch", "!echo {x} \\", "?torch"]
+LINE_BREAKS = ["\n", "\n", "\n", "\r\n"]
+
+
+@st.composite
+def notebooks(draw):
+    cells = [{"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
+              "source": ["import torch\n", "import torch.nn as nn\n", "import torch.nn.functional as F\n",
+                         "from torch.utils.data import DataLoader\n", "import torchvision"]}]
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["code", "code", "code", "markdown", "raw"]))
+        if kind != "code":
+            cells.append({"cell_type": kind, "metadata": {}, "source": draw(st.sampled_from(
+                ["# Notes\n", "x[x > 0] in prose", "", "%%bash\nls\n"]))})
+            continue
+        lines = "\n".join(draw(st.lists(st.sampled_from(CHUNKS), min_size=0, max_size=2))).split("\n")
+        for _ in range(draw(st.integers(0, 3))):
+            at = draw(st.integers(0, len(lines)))
+            neighbour = lines[at] if at < len(lines) else ""
+            indent = neighbour[:len(neighbour) - len(neighbour.lstrip())]
+            lines.insert(at, indent + draw(st.sampled_from(MAGICS)))
+        breaks = draw(st.sampled_from(LINE_BREAKS))
+        text = breaks.join(lines) + draw(st.sampled_from(["", breaks]))
+        source = text if draw(st.booleans()) else text.splitlines(True)
+        cells.append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source})
+    document = {"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4,
+                "nbformat_minor": 5}
+    indent = draw(st.sampled_from([1, 2, None]))
+    return json.dumps(document, indent=indent, ensure_ascii=draw(st.booleans())).encode("utf-8")
+
+
+def python_lines(text: str) -> list[str]:
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+", text)
+
+
+@hypothesis_settings(max_examples=80, deadline=None, derandomize=True,
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(notebooks())
+def test_generated_notebooks_map_back_to_their_cells_and_fix_cleanly(data):
+    notebook = Notebook.from_bytes(data)
+    assert notebook.encode(notebook.text) == data  # nothing changed: every byte kept
+    result = check_bytes(data, "gen.ipynb", "gen.ipynb", Settings())  # never raises
+    raw_cells = json.loads(data)["cells"]
+    for finding in result.findings:
+        if finding.code == "DYN000":
+            continue
+        cell, row = result.locate(finding.line)
+        original = raw_cells[cell - 1]
+        assert original["cell_type"] == "code"
+        assert python_lines(cell_text(original))[row - 1].rstrip("\r\n") == result.lines[finding.line]
+    fixer = pytest.importorskip("dynlint.fixer")
+    if any(f.code == "DYN000" for f in result.findings) or not any(fixer.is_applicable(f, True)
+                                                                    for f in result.findings):
+        return
+    try:
+        fixed, _ = fixer.fix_source(notebook.text, result.findings, unsafe=True)
+    except fixer.FixError:
+        return
+    written = notebook.encode(fixed)
+    assert Notebook.from_bytes(written).text == fixed  # what was written reads back as the fixed code
+    new_cells = json.loads(written)["cells"]
+    assert [c for c in new_cells if c["cell_type"] != "code"] == [c for c in raw_cells if c["cell_type"] != "code"]
+    assert all(isinstance(new["source"], type(old["source"])) for new, old in zip(new_cells, raw_cells))
