@@ -1,16 +1,25 @@
 """Library entry points of the static checker (no torch, no libcst here).
 
-``check_source`` is the whole pipeline for one file: decode, parse once with
-the stdlib ``ast``, run every rule in one pass (``dynlint.checker``), then
-apply rule selection and ``# noqa`` comments.
+The pipeline for a run: files (``dynlint.source``: decode, one stdlib ``ast``
+parse) → the walk of each file with the project table (``dynlint.analysis``:
+per-function facts, rule units in ``dynlint.checks``) → the table solved from
+every file's facts, files walked again while what they asked of it changes
+(``dynlint.runner``) → each finding's region from the call graph → findings
+filtered by selection, ``# noqa`` and region → output or fixes.
+
+``analyze_source`` is one file's walk; ``finish`` turns its outcome into the
+reported ``FileResult``.  ``check_source``/``check_file`` check one file as a
+project of its own (a run of the CLI checks all its files together).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from dynlint.analysis.facts import EMPTY, FileFacts, ProjectFacts
 from dynlint.config import Settings
 from dynlint.diagnostics import FileResult, Finding
 from dynlint.source import (  # noqa: F401 - part of this module's API
@@ -36,36 +45,149 @@ def source_error_finding(exc: SourceError) -> Finding:
     return parse_error_finding(str(exc), exc.line, exc.col, exc.end_line, exc.end_col)
 
 
-def check_tree(tree: ast.AST, lines: list[str], settings: Settings = _DEFAULT_SETTINGS,
-               enabled: frozenset[str] | None = None) -> list[Finding]:
-    """Run every enabled rule over an already parsed module (used by flake8). No noqa handling."""
-    from dynlint.analysis.walker import analyze
+@dataclass
+class Unit:
+    """One file of a run, as the project index names it."""
+
+    path: str
+    relpath: str
+    module: str = ""
+    is_package: bool = False
+
+
+@dataclass
+class Outcome:
+    """One file walked under one project table: picklable (pool workers return it) and
+    JSON-able (the results cache stores it, see ``dynlint.cache``)."""
+
+    findings: list[Finding]                                  # selection and noqa applied
+    places: list[tuple[str, str | None]] = field(default_factory=list)  # per finding: function id, context
+    facts: FileFacts | None = None                           # None: the file could not be walked
+    consumed: dict = field(default_factory=dict)             # question -> answer it got from the table
+    imports_torch: bool = False
+    lines: dict[int, str] = field(default_factory=dict)      # source of the lines findings point at
+    cells: tuple[tuple[int, int], ...] | None = None         # notebooks: see FileResult.cells
+
+
+def analyze_tree(tree: ast.AST, lines: list[str], settings: Settings, relpath: str | None, *, module: str = "",
+                 is_package: bool = False, table: ProjectFacts = EMPTY, project_roots: frozenset[str] = frozenset(),
+                 enabled: frozenset[str] | None = None, noqa: bool = True) -> Outcome:
+    """Walk an already parsed file with ``table``; selection (``enabled``, by default the
+    settings' codes for ``relpath``) and, with ``noqa``, ``# noqa`` comments applied."""
+    from dynlint.analysis.walker import analyze_file
 
     if enabled is None:
-        enabled = settings.enabled_codes()
+        enabled = settings.enabled_codes(relpath)
     try:
-        findings = analyze(tree, lines, dynamic_ops=settings.extend_dynamic_ops)
+        analysis = analyze_file(tree, lines, settings.extend_dynamic_ops, module=module, is_package=is_package,
+                                facts=table, project_roots=project_roots)
     except RecursionError:
-        return [parse_error_finding("too deeply nested to analyze")]
-    return [f for f in findings if f.code in enabled]
+        findings = [parse_error_finding("too deeply nested to analyze")] if "DYN000" in enabled else []
+        return Outcome(findings)
+    kept, places = [], []
+    for finding, place in zip(analysis.findings, analysis.places):
+        if finding.code in enabled and not (noqa and _suppressed(finding, lines)):
+            kept.append(finding)
+            places.append(place)
+    source_lines = {f.line: lines[f.line - 1] for f in kept if 1 <= f.line <= len(lines)}
+    return Outcome(kept, places, analysis.facts, analysis.consumed, analysis.imports_torch, source_lines)
 
 
-def check_source(source: str | bytes, filename: str = "<string>", settings: Settings = _DEFAULT_SETTINGS,
-                 relpath: str | None = None) -> list[Finding]:
-    """All findings for one file's source, sorted, with noqa applied."""
-    enabled = settings.enabled_codes(relpath)
+def analyze_source(source: str | bytes | None, filename: str, settings: Settings, relpath: str | None, *,
+                   module: str = "", is_package: bool = False, table: ProjectFacts = EMPTY,
+                   project_roots: frozenset[str] = frozenset(), parsed=None, enabled: frozenset[str] | None = None,
+                   noqa: bool = True) -> Outcome:
+    """Decode, parse and walk one file's source.  ``parsed`` (tree, lines) skips the parse."""
+    if parsed is None:
+        text = None
+        cells = None
+        try:
+            if isinstance(source, bytes):
+                document = read_document(source, filename)  # a Python file, or a notebook's code cells
+                text, cells = document.text, document.cells
+            else:
+                text = source
+            tree = parse_source(text, filename)
+        except SourceError as exc:
+            if "DYN000" not in (enabled if enabled is not None else settings.enabled_codes(relpath)):
+                return Outcome([], cells=cells)
+            finding = source_error_finding(exc)
+            lines = split_lines(text) if text is not None else []
+            shown = {finding.line: lines[finding.line - 1]} if 1 <= finding.line <= len(lines) else {}
+            return Outcome([finding], lines=shown, cells=cells)
+        lines = split_lines(text)
+        exempt = "dynlint" in text and _FILE_EXEMPT_RE.search(text) is not None
+    else:
+        tree, lines, exempt, cells = parsed
+    outcome = analyze_tree(tree, lines, settings, relpath, module=module, is_package=is_package, table=table,
+                           project_roots=project_roots, enabled=enabled, noqa=noqa)
+    if exempt:  # `# dynlint: noqa` silences the file; what it tells other files still counts
+        outcome.findings, outcome.places, outcome.lines = [], [], {}
+    outcome.cells = cells
+    return outcome
+
+
+def parse_for_reuse(source: str | bytes, filename: str):
+    """(tree, lines, exempt, cells) for ``analyze_source(parsed=...)``, or None when it does not parse."""
     try:
-        text = decode_source(source) if isinstance(source, bytes) else source
+        if isinstance(source, bytes):
+            document = read_document(source, filename)
+            text, cells = document.text, document.cells
+        else:
+            text, cells = source, None
         tree = parse_source(text, filename)
-    except SourceError as exc:
-        return [_with_name(source_error_finding(exc), filename)] if "DYN000" in enabled else []
-    if "dynlint" in text and _FILE_EXEMPT_RE.search(text):
-        return []
-    lines = split_lines(text)
-    findings = check_tree(tree, lines, settings, enabled)
-    findings = apply_noqa(findings, lines)
-    findings.sort(key=Finding.sort_key)
-    return [_with_name(f, filename) for f in findings]
+    except SourceError:
+        return None
+    return tree, split_lines(text), "dynlint" in text and _FILE_EXEMPT_RE.search(text) is not None, cells
+
+
+def finish(outcome: Outcome, path: str, relpath: str, settings: Settings, regions: dict[str, str]) -> FileResult:
+    """The reported result: each finding labelled with its region, device hazards in host-only
+    code (and in files that never import torch) dropped unless ``include_host``, sorted."""
+    from dynlint.analysis.regions import HOST_REGION, region_of
+    from dynlint.checks import Scope, load_all
+
+    rules = load_all()
+    kept = []
+    places = outcome.places or [("", None)] * len(outcome.findings)
+    for finding, (function_id, context) in zip(outcome.findings, places):
+        rule = rules.get(finding.code)
+        region = region_of(function_id, context, regions) if function_id else ""
+        if rule is not None and rule.scope == Scope.DEVICE:
+            if not outcome.imports_torch:
+                continue
+            if region == HOST_REGION and not settings.include_host:
+                continue
+        object.__setattr__(finding, "region", region)
+        object.__setattr__(finding, "filename", path)
+        kept.append(finding)
+    kept.sort(key=Finding.sort_key)
+    lines = {f.line: outcome.lines[f.line] for f in kept if f.line in outcome.lines}
+    return FileResult(path, relpath, kept, lines, outcome.cells)
+
+
+# --------------------------------------------------------------------------- one file as a project
+def check_source(source: str | bytes, filename: str = "<string>", settings: Settings = _DEFAULT_SETTINGS,
+                 relpath: str | None = None, table: ProjectFacts | None = None) -> list[Finding]:
+    """All findings for one file's source, sorted, with noqa applied.  The file is its own
+    project (its functions' facts solved among themselves); ``table`` gives the facts of a
+    wider project instead (the fixer re-checking a file of a checked project)."""
+    from dynlint.runner import check_units
+
+    unit = Unit(filename, relpath if relpath is not None else filename)
+    if table is not None:
+        unit.module = table.module_of.get(unit.relpath, "")
+    result = check_units([unit], settings, sources={0: source}, base_table=table)[0]
+    for finding in result.findings:
+        object.__setattr__(finding, "filename", filename)
+    return result.findings
+
+
+def check_bytes(data: bytes, path: str, relpath: str, settings: Settings) -> FileResult:
+    """One file's source (read elsewhere, e.g. stdin) as a project of its own."""
+    from dynlint.runner import check_units, make_units
+
+    return check_units(make_units([(path, relpath)]), settings, sources={0: data})[0]
 
 
 def check_file(path: str | Path, settings: Settings = _DEFAULT_SETTINGS, relpath: str | None = None) -> list[Finding]:
@@ -74,36 +196,23 @@ def check_file(path: str | Path, settings: Settings = _DEFAULT_SETTINGS, relpath
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         return [_with_name(parse_error_finding(f"cannot read: {reason}"), str(path))]
-    return check_bytes(data, str(path), relpath or str(path), settings).findings
+    return check_source(data, str(path), settings, relpath)
 
 
-def check_path(path: str, relpath: str, settings: Settings) -> FileResult:
-    """Check one file: its findings (noqa applied) and the source lines they point at."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return FileResult(path, relpath, check_file(path, settings, relpath))  # DYN000 naming why
-    return check_bytes(data, path, relpath, settings)
+def check_tree(tree: ast.AST, lines: list[str], settings: Settings = _DEFAULT_SETTINGS,
+               enabled: frozenset[str] | None = None, *, filename: str = "", table: ProjectFacts | None = None
+               ) -> list[Finding]:
+    """Findings for an already parsed module (used by flake8; no noqa handling: flake8 does it).
+    With ``table`` (the project facts of the last ``dynlint check``), the file is read as part of
+    that project; without, as a project of its own."""
+    from dynlint.runner import check_units
 
-
-def check_bytes(data: bytes, path: str, relpath: str, settings: Settings) -> FileResult:
-    """Check one file's bytes: a Python file, or a Jupyter notebook (its code cells as one
-    module; ``FileResult.cells`` maps the lines back to cells)."""
-    try:
-        document = read_document(data, path)
-    except SourceError as exc:
-        enabled = "DYN000" in settings.enabled_codes(relpath)
-        return FileResult(path, relpath, [_with_name(source_error_finding(exc), path)] if enabled else [])
-    text = document.text
-    findings = check_source(text, path, settings, relpath)
-    lines: dict[int, str] = {}
-    if findings:
-        source_lines = LINE_BREAK_RE.split(text)
-        for finding in findings:
-            if 1 <= finding.line <= len(source_lines):
-                lines[finding.line] = source_lines[finding.line - 1]
-    return FileResult(path, relpath, findings, lines, document.cells)
+    unit = Unit(filename or "<string>", filename or "<string>")
+    if table is not None and filename:
+        unit.module = table.module_of.get(filename, "")
+    result = check_units([unit], settings, parsed={0: (tree, lines, False, None)}, base_table=table,
+                         enabled=enabled, noqa=False)[0]
+    return result.findings
 
 
 def noqa_codes(line: str) -> frozenset[str] | None:
@@ -128,14 +237,13 @@ def noqa_suppresses(codes: frozenset[str] | None, code: str) -> bool:
     return not codes or any(code.startswith(listed) for listed in codes)
 
 
+def _suppressed(finding: Finding, lines: list[str]) -> bool:
+    index = finding.line - 1
+    return noqa_suppresses(noqa_codes(lines[index]) if 0 <= index < len(lines) else None, finding.code)
+
+
 def apply_noqa(findings: list[Finding], lines: list[str]) -> list[Finding]:
-    kept = []
-    for finding in findings:
-        index = finding.line - 1
-        codes = noqa_codes(lines[index]) if 0 <= index < len(lines) else None
-        if not noqa_suppresses(codes, finding.code):
-            kept.append(finding)
-    return kept
+    return [f for f in findings if not _suppressed(f, lines)]
 
 
 def _with_name(finding: Finding, filename: str) -> Finding:

@@ -1,13 +1,24 @@
 """The results cache of ``dynlint check`` (``.dynlint_cache/`` in the project root).
 
 One entry per checked file content: the key hashes the file's bytes together
-with everything else that decides its findings (dynlint's version and its own
-source, the effective settings, the rules enabled for that path), so a hit
-can only return what a fresh check would.  Entries are compact JSON (never
-pickle: a cache directory may be shared, and loading it must not run code),
-written to a temporary file and renamed into place, so concurrent runs
-sharing one cache see either a whole entry or none.  Anything unexpected in
-the cache is a miss, never an error.
+with everything else of this file that decides its walk (dynlint's version and
+its own source, the effective settings, the rules enabled for that path, the
+module name the project index gives it and the project's top-level packages).
+
+A file's findings also depend on other files, through the project table
+(``dynlint.analysis.facts``).  So an entry holds *variants*: the outcome of
+each walk of this content, with every question that walk asked of the table
+and the answer it got.  A lookup hits only when the current table gives every
+recorded question the same answer — editing a helper changes what its callers'
+questions get, so they are walked again; nothing stale is ever served.
+
+Entries are compact JSON (never pickle: a cache directory may be shared, and
+loading it must not run code), written to a temporary file and renamed into
+place, so concurrent runs sharing one cache see either a whole entry or none.
+Anything unexpected in the cache is a miss, never an error.
+
+``project.json`` keeps the facts of the last full run's files, for the flake8
+plugin, which sees one file at a time.
 """
 
 from __future__ import annotations
@@ -21,11 +32,13 @@ from pathlib import Path
 from dynlint import __version__
 from dynlint.atomic import replace_file
 from dynlint.config import CACHE_DIR_NAME, Settings
+from dynlint.diagnostics import Applicability, Edit, Finding, Fix
 from dynlint.notebook import is_notebook
-from dynlint.diagnostics import Applicability, Edit, FileResult, Finding, Fix
 
 ENTRIES_DIR_NAME = "entries"
-FORMAT_VERSION = 1
+PROJECT_FILE_NAME = "project.json"
+FORMAT_VERSION = 2
+MAX_VARIANTS = 8
 
 # https://bford.info/cachedir/ : backup and archiving tools skip directories holding this.
 CACHEDIR_TAG = (
@@ -61,9 +74,11 @@ def _code_digest() -> str:
     the version number) must not be served results of the old one."""
     digest = hashlib.blake2b(digest_size=16)
     package = Path(__file__).resolve().parent
-    for module in sorted(package.glob("*.py")):
+    for module in sorted(package.rglob("*.py")):
+        if "runtime" in module.relative_to(package).parts or "commands" in module.relative_to(package).parts:
+            continue  # not on the check path
         try:
-            digest.update(module.name.encode())
+            digest.update(str(module.relative_to(package)).encode())
             digest.update(module.read_bytes())
         except OSError:
             digest.update(b"?")
@@ -71,14 +86,15 @@ def _code_digest() -> str:
 
 
 class Cache:
-    """Lookups and stores for one run; picklable, so pool workers get their own copy."""
+    """Lookups and stores for one run."""
 
     def __init__(self, directory: str, settings: Settings):
         self.directory = directory
         self.entries = os.path.join(directory, ENTRIES_DIR_NAME)
         self._salt = "\0".join((str(FORMAT_VERSION), __version__, _code_digest(), settings.fingerprint()))
         self._settings = settings
-        self._salts: dict[frozenset[str], bytes] = {}
+        self._salts: dict[tuple, bytes] = {}
+        self._loaded: dict[str, list] = {}   # key -> variants read (or written) during this run
 
     @classmethod
     def open(cls, directory: str, settings: Settings) -> "Cache | None":
@@ -97,13 +113,16 @@ class Cache:
         return cls(directory, settings)
 
     # ---------------------------------------------------------------- keys
-    def key(self, data: bytes, relpath: str) -> str:
-        """The entry name for this content checked at ``relpath`` (which decides the
-        rules enabled through per-file-ignores)."""
+    def key(self, data: bytes, relpath: str, module: str = "", roots=frozenset()) -> str:
+        """The entry name for this content checked at ``relpath`` (which decides the rules
+        enabled through per-file-ignores) as module ``module`` of a project with these
+        top-level packages."""
         enabled = self._settings.enabled_codes(relpath)
-        salt = self._salts.get(enabled)
+        salt_key = (enabled, module, roots)
+        salt = self._salts.get(salt_key)
         if salt is None:
-            salt = self._salts[enabled] = f"{self._salt}\0{','.join(sorted(enabled))}\0".encode()
+            salt = self._salts[salt_key] = (
+                f"{self._salt}\0{','.join(sorted(enabled))}\0{module}\0{','.join(sorted(roots))}\0".encode())
         digest = hashlib.blake2b(salt, digest_size=20)
         if is_notebook(relpath):  # the same bytes read as a notebook or as Python give different results
             digest.update(b"ipynb\0")
@@ -114,38 +133,101 @@ class Cache:
         return os.path.join(self.entries, key[:2], key[2:])
 
     # ---------------------------------------------------------------- load / store
-    def load(self, key: str, path: str, relpath: str) -> FileResult | None:
-        try:
-            with open(self._entry_path(key), "rb") as handle:
-                entry = json.loads(handle.read())
-            findings = [_finding_from_json(item, path) for item in entry["f"]]
-            lines = {int(number): text for number, text in entry["l"].items()}
-            cells = None if entry.get("c") is None else tuple((int(start), int(cell)) for start, cell in entry["c"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
-            return None  # absent, torn or foreign: check the file again
-        return FileResult(path, relpath, findings, lines, cells)
+    def _variants(self, key: str) -> list:
+        variants = self._loaded.get(key)
+        if variants is None:
+            try:
+                with open(self._entry_path(key), "rb") as handle:
+                    variants = json.loads(handle.read())
+                if not isinstance(variants, list):
+                    variants = []
+            except (OSError, ValueError):
+                variants = []
+            self._loaded[key] = variants
+        return variants
 
-    def store(self, key: str, result: FileResult) -> None:
-        entry = {"f": [_finding_to_json(f) for f in result.findings],
-                 "l": {str(number): text for number, text in result.lines.items()}}
-        if result.cells is not None:
-            entry["c"] = [list(pair) for pair in result.cells]
-        payload = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    def lookup(self, key: str, table):
+        """The stored outcome of this content whose recorded questions all get the same
+        answers from ``table``, or None."""
+        from dynlint.analysis.facts import tuples
+
+        for variant in self._variants(key):
+            try:
+                consumed = [(tuples(question), tuples(answer)) for question, answer in variant["c"]]
+                if all(table.answer(question) == answer for question, answer in consumed):
+                    return _outcome_from_json(variant, dict(consumed))
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+                continue  # torn or foreign: walk the file again
+        return None
+
+    def store(self, key: str, outcome) -> None:
+        variant = _outcome_to_json(outcome)
+        variants = [v for v in self._variants(key) if v.get("c") != variant["c"]]
+        variants.append(variant)
+        variants = variants[-MAX_VARIANTS:]
+        self._loaded[key] = variants
+        payload = json.dumps(variants, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         target = self._entry_path(key)
         try:
             try:
-                self._write(target, payload)
+                replace_file(target, payload)
             except FileNotFoundError:
                 os.makedirs(os.path.dirname(target), exist_ok=True)
-                self._write(target, payload)
+                replace_file(target, payload)
         except OSError:
             pass  # a cache that cannot be written only costs time
 
-    def _write(self, target: str, payload: bytes) -> None:
-        replace_file(target, payload)
+    # ---------------------------------------------------------------- project facts
+    def save_project(self, table) -> None:
+        """The facts of this run's files, for the flake8 plugin (``load_project``)."""
+        payload = {"salt": self._salt, "files": [facts.to_json() for facts in table.files],
+                   "modules": table.module_of}
+        try:
+            replace_file(os.path.join(self.directory, PROJECT_FILE_NAME),
+                         json.dumps(payload, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+        except (OSError, TypeError, ValueError):
+            pass
+
+    def load_project(self):
+        """The project table the last ``dynlint check`` of this project saved, or None."""
+        from dynlint.analysis.facts import FileFacts, ProjectFacts
+
+        try:
+            with open(os.path.join(self.directory, PROJECT_FILE_NAME), "rb") as handle:
+                payload = json.loads(handle.read())
+            if payload.get("salt") != self._salt:
+                return None  # another dynlint or other settings: its facts may mean something else
+            table = ProjectFacts([FileFacts.from_json(item) for item in payload["files"]])
+            table.module_of.update(payload["modules"])
+            return table
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
 
 
 # -------------------------------------------------------------------- JSON form
+def _outcome_to_json(outcome) -> dict:
+    return {
+        "c": [[list(question) if isinstance(question, tuple) else question, answer]
+              for question, answer in outcome.consumed.items()],
+        "f": [_finding_to_json(f) for f in outcome.findings],
+        "p": [list(place) for place in outcome.places],
+        "x": outcome.facts.to_json() if outcome.facts is not None else None,
+        "t": outcome.imports_torch,
+        "l": {str(number): text for number, text in outcome.lines.items()},
+        "n": None if outcome.cells is None else [list(pair) for pair in outcome.cells],
+    }
+
+
+def _outcome_from_json(variant: dict, consumed: dict):
+    from dynlint.analysis.facts import FileFacts
+    from dynlint.api import Outcome
+
+    facts = FileFacts.from_json(variant["x"]) if variant["x"] is not None else None
+    cells = None if variant.get("n") is None else tuple((int(start), int(cell)) for start, cell in variant["n"])
+    return Outcome([_finding_from_json(item) for item in variant["f"]], [tuple(p) for p in variant["p"]], facts,
+                   consumed, bool(variant["t"]), {int(number): text for number, text in variant["l"].items()}, cells)
+
+
 def _finding_to_json(finding: Finding) -> list:
     fix = finding.fix
     fix_json = None if fix is None else [
@@ -155,10 +237,10 @@ def _finding_to_json(finding: Finding) -> list:
     return [finding.code, finding.message, finding.line, finding.col, finding.end_line, finding.end_col, fix_json]
 
 
-def _finding_from_json(item: list, filename: str) -> Finding:
+def _finding_from_json(item: list) -> Finding:
     code, message, line, col, end_line, end_col, fix_json = item
     fix = None
     if fix_json is not None:
         applicability, fix_message, edits = fix_json
         fix = Fix(Applicability(applicability), fix_message, tuple(Edit(*edit) for edit in edits))
-    return Finding(code, message, line, col, end_line, end_col, fix, filename)
+    return Finding(code, message, line, col, end_line, end_col, fix)

@@ -25,7 +25,8 @@ DEFAULT_SELECT = frozenset(ALL_CODES)
 # Keys accepted in [tool.dynlint]; snake_case spellings are accepted as aliases.
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "extend-dynamic-ops")
 TABLE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
-KNOWN_KEYS = LIST_KEYS + TABLE_KEYS
+BOOL_KEYS = ("include-host",)
+KNOWN_KEYS = LIST_KEYS + TABLE_KEYS + BOOL_KEYS
 
 _QUALIFIED_NAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
@@ -36,6 +37,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
     exclude: tuple[str, ...] = ()
     extend_dynamic_ops: tuple[str, ...] = ()   # fully qualified names, reported as DYN105
+    include_host: bool = False                 # also report device hazards in host-only code
     root: str = "."                            # directory that globs are relative to
     source: str | None = field(default=None, compare=False)  # the pyproject.toml used, if any
 
@@ -213,6 +215,10 @@ def _normalise_section(section, path: str) -> dict:
             continue
         if canonical in LIST_KEYS:
             normalised[canonical] = _string_list(value, f"{canonical} {where}")
+        elif canonical in BOOL_KEYS:
+            if not isinstance(value, bool):
+                raise UsageError(f"{canonical} {where} must be true or false, got {_describe(value)}")
+            normalised[canonical] = value
         else:
             if not isinstance(value, dict):
                 raise UsageError(f"{canonical} {where} must be a table of glob = [codes], got {_describe(value)}")
@@ -238,7 +244,8 @@ def load_settings(paths: Sequence[str] = (), cli_overrides: Mapping | None = Non
     """Settings from the nearest ``[tool.dynlint]`` (or ``config``) with CLI overrides applied.
 
     ``cli_overrides`` keys (all optional; lists or comma-separated strings):
-    ``select``, ``ignore``, ``extend_select``, ``exclude``, ``extend_exclude``
+    ``select``, ``ignore``, ``extend_select``, ``exclude``, ``extend_exclude``,
+    ``include_host`` (True to turn it on; None/False leaves the config's value)
     and ``config`` (a path to a pyproject.toml or a file holding a bare
     ``[tool.dynlint]``-style table).  Raises ``UsageError`` on any bad input.
     """
@@ -288,6 +295,7 @@ def load_settings(paths: Sequence[str] = (), cli_overrides: Mapping | None = Non
         per_file_ignores=tuple(per_file_ignores),
         exclude=tuple(exclude),
         extend_dynamic_ops=tuple(ops),
+        include_host=bool(cli.get("include_host")) or config.get("include-host", False),
         root=root,
         source=source,
     )

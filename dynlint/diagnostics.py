@@ -59,6 +59,9 @@ class Finding:
     end_col: int
     fix: Fix | None = None
     filename: str = field(default="", compare=False)
+    #: where the code runs (dynlint.analysis.regions): compiled, training, host, unknown; "" before
+    #: the project's regions are known
+    region: str = field(default="", compare=False)
 
     def sort_key(self):
         return (self.filename, self.line, self.col, self.code)

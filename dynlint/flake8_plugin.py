@@ -1,8 +1,15 @@
-"""flake8 plugin: the same findings as ``dynlint check``, under the ``DYN`` prefix.
+"""flake8 plugin: the same rules as ``dynlint check``, under the ``DYN`` prefix.
 
 It runs the analyzer on the ``ast`` tree flake8 has already parsed (no second
 parse).  Selection and ``# noqa`` are flake8's business; from ``[tool.dynlint]``
-only ``extend-dynamic-ops`` is used, loaded once per process.
+only ``extend-dynamic-ops`` and ``include-host`` are used, loaded once per
+process.
+
+flake8 hands a plugin one file at a time, so the plugin cannot see the rest of
+the project.  When a ``dynlint check`` of the project left its facts in the
+results cache (``.dynlint_cache/project.json``), the file is read as part of
+that project (what its callers pass, what its callees return, where it runs);
+otherwise as a project of its own.
 """
 
 from __future__ import annotations
@@ -35,7 +42,17 @@ def project_settings(cwd: str) -> Settings:
         # flake8 has no exit code of ours to give: say it once and go on with defaults.
         print(f"dynlint: error: {exc} (flake8 plugin uses the defaults)", file=sys.stderr)
         return Settings()
-    return Settings(extend_dynamic_ops=settings.extend_dynamic_ops, root=settings.root, source=settings.source)
+    return Settings(extend_dynamic_ops=settings.extend_dynamic_ops, include_host=settings.include_host,
+                    root=settings.root, source=settings.source)
+
+
+@lru_cache(maxsize=1)
+def project_table(cwd: str):
+    """The project facts the last ``dynlint check`` saved in the results cache, or None."""
+    from dynlint.cache import Cache, default_cache_dir
+
+    settings = project_settings(cwd)
+    return Cache(default_cache_dir(settings), settings).load_project()
 
 
 class Plugin:
@@ -53,8 +70,15 @@ class Plugin:
         lines = [line.rstrip("\r\n") for line in self.lines]
         if any(_FILE_EXEMPT_RE.match(line) for line in lines):
             return
-        settings = project_settings(os.getcwd())
-        for finding in check_tree(self.tree, lines, settings, _FLAKE8_CODES):
+        cwd = os.getcwd()
+        settings = project_settings(cwd)
+        table = project_table(cwd)
+        filename = self.filename
+        if table is not None and filename:
+            from dynlint.discovery import relative_to_root
+
+            filename = relative_to_root(filename, settings.root)
+        for finding in check_tree(self.tree, lines, settings, _FLAKE8_CODES, filename=filename, table=table):
             if finding.code == "DYN000":  # the analyzer gave up on this file (e.g. too deep)
                 continue
             yield finding.line, finding.col, f"{finding.code} {finding.message}", type(self)

@@ -237,3 +237,106 @@ COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 
 #: modules that count as "this file uses torch"
 TORCH_MODULE_ROOTS = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "functorch"})
+
+# --- evidence: how a reader knows a name holds a tensor ----------------------------------
+
+#: methods only tensors have (not numpy arrays, not nn.Modules, not str/list/dict):
+#: calling one on a name is evidence that the name holds a tensor
+TENSOR_ONLY_METHODS = frozenset((
+    "detach detach_ backward long int bool short byte char "
+    "new_zeros new_ones new_full new_empty new_tensor "
+    "clamp clamp_ clamp_min clamp_max clamp_min_ clamp_max_ masked_fill masked_fill_ masked_scatter masked_scatter_ "
+    "masked_select index_select index_fill index_fill_ index_add index_add_ index_copy index_copy_ index_put index_put_ "
+    "scatter scatter_ scatter_add scatter_add_ scatter_reduce gather unsqueeze unsqueeze_ permute contiguous "
+    "expand expand_as view_as reshape_as type_as repeat_interleave softmax log_softmax sigmoid sigmoid_ relu relu_ "
+    "tanh tanh_ exp exp_ log log_ log1p sqrt sqrt_ rsqrt pow_ abs_ neg_ numel nelement dim ndimension element_size "
+    "is_floating_point is_complex topk norm matmul bmm mm chunk unbind narrow flip logsumexp amax amin argmax argmin "
+    "add_ sub_ mul_ div_ copy_ zero_ fill_ normal_ uniform_ bernoulli_ exponential_ random_ "
+    "float_power fmod remainder lerp addmm addcmul addcdiv baddbmm einsum softplus logit "
+    "unfold fold nan_to_num isnan isinf isfinite logical_not logical_and logical_or "
+    "eq ne gt ge lt le sign floor_divide cummax cummin cumprod logcumsumexp tril triu diag_embed "
+    "pin_memory record_stream data_ptr storage untyped_storage get_device is_contiguous stride storage_offset "
+    "requires_grad_ retain_grad register_hook"
+).split())
+
+#: attributes only tensors have
+TENSOR_ONLY_ATTRIBUTES = frozenset("device is_cuda grad_fn is_leaf requires_grad mT mH".split())
+
+#: torch functions whose first argument is not a tensor (sizes, data, any object) or whose
+#: arguments are sequences of tensors: no evidence about a name passed first
+NOT_TENSOR_FIRST_FUNCTIONS = frozenset(
+    "torch." + n
+    for n in (
+        "tensor as_tensor asarray from_numpy from_file frombuffer from_dlpack is_tensor is_storage "
+        "zeros ones empty full rand randn randint randperm arange range eye linspace logspace "
+        "zeros_like ones_like empty_like full_like rand_like randn_like randint_like "
+        "cat concat concatenate stack hstack vstack dstack column_stack row_stack broadcast_tensors "
+        "block_diag cartesian_prod meshgrid einsum atleast_1d atleast_2d atleast_3d "
+        "manual_seed seed save load set_grad_enabled no_grad enable_grad inference_mode "
+        "device dtype finfo iinfo Size compile cond vmap func broadcast_shapes result_type promote_types "
+        "can_cast get_default_dtype set_default_dtype numel typename sym_int sym_float sym_max sym_min "
+        "split_with_sizes nested.nested_tensor nested.as_nested_tensor"
+    ).split()
+)
+#: functions taking a sequence of tensors first (torch.cat([a, b])): the elements are tensors
+TENSOR_SEQUENCE_FUNCTIONS = frozenset(
+    "torch." + n for n in "cat concat concatenate stack hstack vstack dstack column_stack row_stack "
+                         "broadcast_tensors block_diag cartesian_prod".split()
+)
+#: torch.nn.functional functions whose first two arguments are tensors (input, target)
+TWO_TENSOR_FUNCTIONS = frozenset(
+    "torch.nn.functional." + n
+    for n in (
+        "cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
+        "binary_cross_entropy_with_logits kl_div poisson_nll_loss gaussian_nll_loss cosine_similarity "
+        "pairwise_distance margin_ranking_loss soft_margin_loss multilabel_soft_margin_loss "
+        "multilabel_margin_loss multi_margin_loss hinge_embedding_loss linear bilinear conv1d conv2d conv3d "
+        "conv_transpose1d conv_transpose2d conv_transpose3d embedding grid_sample scaled_dot_product_attention"
+    ).split()
+)
+
+# --- where code runs -----------------------------------------------------------------------
+
+#: calls that mean "this is a training step" when a loop's body makes them
+TRAINING_STEP_METHODS = frozenset({"backward", "step"})  # loss.backward(), optimizer.step(), scaler.step(opt)
+#: decorators/wrappers: the function is compiled / runs eagerly / is a GPU kernel, not PyTorch code
+COMPILE_DECORATORS = frozenset({"torch.compile", "torch._dynamo.optimize", "torch.jit.script"})
+COMPILED_WRAPPERS = frozenset({
+    "torch.compile", "torch._dynamo.optimize",
+    "torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential",
+    "torch.vmap", "torch.func.vmap", "torch.func.grad", "torch.func.jacrev", "torch.func.jacfwd",
+    "torch.func.functional_call", "torch.cond", "torch.export.export",
+})
+DISABLE_DECORATORS = frozenset({
+    "torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo", "torch.jit.unused", "torch.jit.ignore",
+})
+KERNEL_DECORATOR_PREFIXES = ("triton.", "numba.", "numba", "cupy.", "taichi.", "warp.", "jax.")
+KERNEL_DECORATOR_NAMES = frozenset({"jit", "njit", "autotune", "heuristics", "kernel", "vectorize", "guvectorize",
+                                    "cfunc", "stencil"})
+#: functions answering "is dynamo (or another tracer) running?": code guarded by their negation
+#: never runs in the compiled graph
+IS_COMPILING_FUNCTIONS = frozenset({
+    "torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling", "torch._dynamo.is_compiling",
+    "torch._utils.is_compiling", "torch._dynamo.external_utils.is_compiling",
+})
+IS_COMPILING_NAMES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling",
+                                "is_torch_compiling"})
+#: true only when TorchScript (not dynamo) runs the code: a guarded body never runs under dynamo
+IS_SCRIPTING_FUNCTIONS = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state",
+                                    "torch.fx._symbolic_trace.is_fx_tracing", "torch.onnx.is_in_onnx_export"})
+IS_SCRIPTING_NAMES = frozenset({"is_scripting", "is_tracing", "is_fx_tracing", "is_in_onnx_export"})
+
+#: methods of nn.Module subclasses that run once, at construction, on the host
+CONSTRUCTION_METHODS = frozenset({"__init__", "_init_weights", "init_weights", "reset_parameters",
+                                  "_reset_parameters", "extra_repr", "__repr__", "_initialize_weights"})
+#: LightningModule-style step methods: the framework calls them as the training/eval step
+STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+
+#: receivers whose ``.step()`` is an optimizer step (optimizer, opt, scaler...)
+OPTIMIZER_NAME_HINTS = ("optim", "opt.", "scaler", "opt_")
+
+#: torch functions/methods returning a tuple or list of tensors
+SEQUENCE_RESULT_FUNCTIONS = frozenset(
+    "torch." + n for n in "split tensor_split chunk unbind meshgrid broadcast_tensors hsplit vsplit dsplit".split()
+)
+SEQUENCE_RESULT_METHODS = frozenset("split tensor_split chunk unbind hsplit vsplit dsplit".split())

@@ -1,17 +1,30 @@
-"""Running the checker over many files: cache, process pool, progress.
+"""Running the checker over a project: the project pass, rounds, cache, process pool, progress.
 
-``iter_results`` yields one ``FileResult`` per file, always in the order the
-files were given, whatever the number of processes:
+Every run indexes the files it checks (module names from paths and packages,
+``dynlint.analysis.modules``) and walks each one with the project table
+(``dynlint.analysis.facts``):
 
-* with a cache, the parent first looks every file up (read + hash: cheap
-  next to parsing); only misses are checked;
-* few misses (or ``jobs == 1``) are checked in this process, streaming: a pool
-  costs more to start than it saves;
-* otherwise misses go to a process pool in batches, largest files first, so
-  one big file does not finish last on one core while the others idle; each
-  worker gets the settings once (pool initializer), not per file.  Results are
-  re-ordered with a buffer of finished results (small: findings only, never
-  sources or trees), so the parent's memory does not grow with the corpus.
+1. round 1 walks every file with an empty table; each walk produces the file's
+   facts (its functions, classes, calls with argument kinds, returns) and
+   records every question it asked of the table with the answer it got;
+2. the table is solved from all files' facts; a file is walked again when one
+   of its recorded questions now gets another answer (its callers pass tensors
+   now, a callee's return kind became known...); repeat until no answer changes
+   (``MAX_ROUNDS`` at most);
+3. the regions come from the final table's call graph, and each file's findings
+   are labelled and filtered (``dynlint.api.finish``).
+
+The result depends only on the files' contents: the table is always solved
+from round 1 on, so a warm cache replays the same rounds.  The cache keeps,
+per file content, the outcome of each distinct set of answers it was walked
+with (``dynlint.cache``): a lookup hits only when every recorded question gets
+the same answer from the current table, so editing a helper re-checks its
+callers and nothing stale is ever served.
+
+Walking is done in this process for few files (or ``jobs == 1``), keeping the
+parsed trees between rounds; otherwise in a process pool per round (forked
+with the round's table), in batches, largest files first.  Results come back
+in the order the files were given.
 """
 
 from __future__ import annotations
@@ -22,6 +35,9 @@ import sys
 import time
 from typing import Iterator, Sequence, TextIO
 
+from dynlint.api import Outcome, Unit, analyze_source, finish, parse_error_finding, parse_for_reuse
+from dynlint.analysis.facts import EMPTY, FileFacts, ProjectFacts, still_valid
+from dynlint.analysis.modules import imported_modules, is_package_init, levels, module_name
 from dynlint.cache import Cache
 from dynlint.config import Settings
 from dynlint.diagnostics import FileResult
@@ -29,9 +45,13 @@ from dynlint.diagnostics import FileResult
 # Below this much source to check, starting worker processes costs more than it saves
 # (measured: forking and feeding two workers ~ 40 ms, about what parsing 300 KB takes).
 IN_PROCESS_MAX_BYTES = 400_000
+# Parsed trees kept between rounds when walking in this process, up to this much source.
+KEEP_TREES_MAX_BYTES = 48_000_000
 # Batches per worker: enough to balance the tail, few enough to amortise the per-batch round trip.
 BATCHES_PER_WORKER = 8
 MAX_BATCH_FILES = 64
+# Rounds of the project pass: chains of helpers passing a tensor along need one round per link.
+MAX_ROUNDS = 6
 
 
 def default_jobs() -> int:
@@ -42,55 +62,74 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def internal_error_result(path: str, relpath: str, exc: BaseException) -> FileResult:
+# ------------------------------------------------------------------ the project index
+def make_units(files: Sequence[tuple[str, str]]) -> list[Unit]:
+    """(path, relpath) pairs → units with module names; files whose module names collide
+    (two ``train.py`` scripts) are told apart by their relative paths."""
+    units = [Unit(path, relpath, module_name(path) if path != "-" else _stdin_module(relpath),
+                  is_package_init(path)) for path, relpath in files]
+    seen: dict[str, int] = {}
+    for unit in units:
+        seen[unit.module] = seen.get(unit.module, 0) + 1
+    for unit in units:
+        if seen[unit.module] > 1:
+            stem = unit.relpath[:-3] if unit.relpath.endswith(".py") else unit.relpath
+            unit.module = stem.strip("./").replace("/", ".").replace("-", "_") or unit.module
+    return units
+
+
+def _stdin_module(relpath: str) -> str:
+    return module_name(relpath) if relpath not in ("", "-") else "<stdin>"
+
+
+def project_roots(units: Sequence[Unit]) -> frozenset[str]:
+    return frozenset(unit.module.split(".", 1)[0] for unit in units if unit.module)
+
+
+# ------------------------------------------------------------------ one walk
+def internal_error_outcome(exc: BaseException) -> Outcome:
     """A checker bug on one file is that file's DYN000, not the end of the run."""
-    from dynlint.api import parse_error_finding
-
-    finding = parse_error_finding(f"internal error in dynlint ({type(exc).__name__}: {exc}); please report it")
-    object.__setattr__(finding, "filename", path)
-    return FileResult(path, relpath, [finding])
+    return Outcome([parse_error_finding(f"internal error in dynlint ({type(exc).__name__}: {exc}); please report it")])
 
 
-def check_one(path: str, relpath: str, settings: Settings, cache: Cache | None,
-              data: bytes | None = None) -> FileResult:
-    """Check one file (``data`` when already read), storing the result in ``cache``."""
-    from dynlint.api import check_bytes, check_path
-
+def analyze_one(unit: Unit, settings: Settings, table: ProjectFacts, roots: frozenset[str],
+                data: bytes | str | None = None, parsed=None, enabled=None, noqa: bool = True) -> Outcome:
+    """Walk one file (``data`` when already read, ``parsed`` when already parsed)."""
     # CPython's cyclic GC rescans the AST again and again while it grows (a 5 MB file parses
     # in 4 s instead of 10 s without it); trees hold no cycles, so collecting can wait.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        if data is None:
+        if data is None and parsed is None:
             try:
-                with open(path, "rb") as handle:
+                with open(unit.path, "rb") as handle:
                     data = handle.read()
-            except OSError:
-                return check_path(path, relpath, settings)  # DYN000 naming the reason
-        result = check_bytes(data, path, relpath, settings)
+            except OSError as exc:
+                reason = exc.strerror or type(exc).__name__
+                return Outcome([parse_error_finding(f"cannot read: {reason}")])
+        return analyze_source(data, unit.path, settings, unit.relpath, module=unit.module,
+                              is_package=unit.is_package, table=table, project_roots=roots, parsed=parsed,
+                              enabled=enabled, noqa=noqa)
     except Exception as exc:  # noqa: BLE001 - any checker bug becomes this file's DYN000
-        return internal_error_result(path, relpath, exc)
+        return internal_error_outcome(exc)
     finally:
         if gc_was_enabled:
             gc.enable()
-    if cache is not None:
-        cache.store(cache.key(data, relpath), result)
-    return result
 
 
 # ------------------------------------------------------------------ pool workers
-_worker_settings: Settings | None = None
-_worker_cache: Cache | None = None
+_worker_state: tuple | None = None
 
 
-def _init_worker(settings: Settings, cache: Cache | None) -> None:
-    global _worker_settings, _worker_cache
-    _worker_settings, _worker_cache = settings, cache
+def _init_worker(settings: Settings, table: ProjectFacts, roots: frozenset[str]) -> None:
+    global _worker_state
+    _worker_state = (settings, table, roots)
     import dynlint.analysis.walker  # noqa: F401 - imported once per worker, before the first file
 
 
-def _check_batch(batch: list[tuple[int, str, str]]) -> list[tuple[int, FileResult]]:
-    return [(index, check_one(path, relpath, _worker_settings, _worker_cache)) for index, path, relpath in batch]
+def _analyze_batch(batch: list[tuple[int, Unit]]) -> list[tuple[int, Outcome]]:
+    settings, table, roots = _worker_state
+    return [(index, analyze_one(unit, settings, table, roots)) for index, unit in batch]
 
 
 def make_batches(items: list[tuple[int, str, str, int]], workers: int) -> list[list[tuple[int, str, str]]]:
@@ -113,98 +152,176 @@ def make_batches(items: list[tuple[int, str, str, int]], workers: int) -> list[l
     return batches
 
 
-# ------------------------------------------------------------------ the run
-def iter_results(files: Sequence[tuple[str, str]], settings: Settings, jobs: int = 0,
-                 cache: Cache | None = None) -> Iterator[FileResult]:
-    """Results for ``files`` ((path, relpath) pairs) in their order; ``jobs`` 0 = one per CPU."""
-    jobs = jobs or default_jobs()
-    if jobs == 1 or len(files) < 2:
-        for path, relpath in files:
-            yield _lookup_or_check(path, relpath, settings, cache)
-        return
-
-    ready: dict[int, FileResult] = {}
-    misses: list[tuple[int, str, str, int]] = []
-    miss_bytes = 0
-    # Bytes read for lookups, kept only while the misses may still be checked in this process.
-    kept_data: dict[int, bytes] | None = {}
-    for index, (path, relpath) in enumerate(files):
-        data = None
-        if cache is not None:
-            data = _read(path)
-            if data is not None:
-                hit = cache.load(cache.key(data, relpath), path, relpath)
-                if hit is not None:
-                    ready[index] = hit
-                    continue
-            size = len(data) if data is not None else 0
-        else:
-            size = _size(path)
-        misses.append((index, path, relpath, size))
-        miss_bytes += size
-        if kept_data is not None:
-            if miss_bytes >= IN_PROCESS_MAX_BYTES:
-                kept_data = None
-            elif data is not None:
-                kept_data[index] = data
-
-    if kept_data is not None or len(misses) < 2:
-        # Not worth a pool: check the misses here, streaming in order.
-        kept_data = kept_data or {}
-        for index, (path, relpath) in enumerate(files):
-            result = ready.pop(index, None)
-            if result is None:
-                result = check_one(path, relpath, settings, cache, kept_data.pop(index, None))
-            yield result
-        return
-    yield from _pooled(files, ready, misses, settings, cache, min(jobs, len(misses)))
-
-
-def _pooled(files, ready: dict[int, FileResult], misses, settings: Settings, cache: Cache | None,
-            workers: int) -> Iterator[FileResult]:
+def _pooled(indices: list[int], units: list[Unit], sizes: dict[int, int], settings: Settings,
+            table: ProjectFacts, roots: frozenset[str], workers: int) -> Iterator[tuple[int, Outcome]]:
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     import dynlint.analysis.walker  # noqa: F401 - forked workers inherit it instead of importing it each
 
-    batches = make_batches(misses, workers)
-    # fork: workers start in milliseconds with dynlint already imported; elsewhere the platform default.
+    items = [(i, units[i].path, units[i].relpath, sizes.get(i, 0)) for i in indices]
+    batches = [[(index, units[index]) for index, _, _ in batch] for batch in make_batches(items, workers)]
+    # fork: workers start in milliseconds with dynlint and the round's table already in memory.
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    next_index = 0
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(settings, cache)) as pool:
-        pending = {pool.submit(_check_batch, batch): batch for batch in batches}
+                             initargs=(settings, table, roots)) as pool:
+        pending = {pool.submit(_analyze_batch, batch): batch for batch in batches}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     batch = pending.pop(future)
                     try:
-                        ready.update(future.result())
+                        yield from future.result()
                     except BrokenProcessPool:
-                        # A worker died (killed, out of memory): check its files here instead.
-                        for index, path, relpath in batch:
-                            ready[index] = check_one(path, relpath, settings, cache)
-                while next_index in ready:
-                    yield ready.pop(next_index)
-                    next_index += 1
+                        # A worker died (killed, out of memory): walk its files here instead.
+                        for index, unit in batch:
+                            yield index, analyze_one(unit, settings, table, roots)
         finally:
             for future in pending:
                 future.cancel()
-    while next_index < len(files):
-        yield ready.pop(next_index)
-        next_index += 1
 
 
-def _lookup_or_check(path: str, relpath: str, settings: Settings, cache: Cache | None) -> FileResult:
-    if cache is None:
-        return check_one(path, relpath, settings, None)
-    data = _read(path)
-    if data is None:
-        return check_one(path, relpath, settings, None)
-    hit = cache.load(cache.key(data, relpath), path, relpath)
-    return hit if hit is not None else check_one(path, relpath, settings, cache, data)
+# ------------------------------------------------------------------ the run
+def check_units(units: list[Unit], settings: Settings, jobs: int = 1, cache: Cache | None = None, *,
+                sources: dict[int, bytes | str] | None = None, parsed: dict[int, tuple] | None = None,
+                base_table: ProjectFacts | None = None, enabled=None, noqa: bool = True,
+                progress: "Progress | None" = None) -> list[FileResult]:
+    """The project pass over ``units`` (see the module docstring): one ``FileResult`` per unit,
+    in order.  ``sources``/``parsed`` give some files' bytes or trees instead of reading them;
+    ``base_table`` the facts of a wider project whose other files are not walked now."""
+    jobs = jobs or default_jobs()
+    sources = dict(sources or {})
+    parsed = dict(parsed or {})
+    roots = project_roots(units)
+    if base_table is not None:
+        roots = roots | frozenset(m.split(".", 1)[0] for m in base_table.modules())
+    count = len(units)
+    data: dict[int, bytes | str] = {}
+    sizes: dict[int, int] = {}
+    keys: dict[int, str] = {}
+    outcomes: list[Outcome | None] = [None] * count
+    for index, unit in enumerate(units):
+        if index in parsed:
+            continue
+        content = sources.get(index)
+        if content is None and (cache is not None or jobs == 1 or count < 2):
+            content = _read(unit.path)
+        if content is not None:
+            data[index] = content
+            sizes[index] = len(content)
+            if cache is not None:
+                raw = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
+                keys[index] = cache.key(raw, unit.relpath, unit.module, roots)
+        else:
+            sizes[index] = _size(unit.path)
+    in_process = jobs == 1 or count < 2 or sum(sizes.values()) < IN_PROCESS_MAX_BYTES
+    keep_trees = in_process and sum(sizes.values()) <= KEEP_TREES_MAX_BYTES
+    trees: dict[int, tuple | None] = dict(parsed)
+
+    def walk(indices: list[int], table: ProjectFacts, first: bool) -> None:
+        misses = []
+        for index in indices:
+            hit = cache.lookup(keys[index], table) if cache is not None and index in keys else None
+            if hit is not None:
+                outcomes[index] = hit
+                if first and progress is not None:
+                    progress.advance()
+            else:
+                misses.append(index)
+        if not misses:
+            return
+        if in_process or len(misses) < 2:
+            for index in misses:
+                outcomes[index] = _walk_here(index, units[index], settings, table, roots, data, trees,
+                                             keep_trees, enabled, noqa)
+                if first and progress is not None:
+                    progress.advance()
+        else:
+            for index, outcome in _pooled(misses, units, sizes, settings, table, roots, min(jobs, len(misses))):
+                outcomes[index] = outcome
+                if first and progress is not None:
+                    progress.advance()
+        if cache is not None:
+            for index in misses:
+                if index in keys:
+                    cache.store(keys[index], outcomes[index])
+
+    # First pass: files after the files they import, each level with the facts of the levels below
+    # (what callees return and which classes are modules is then mostly known at the first walk).
+    table = _with_base(EMPTY, base_table, units) if base_table is not None else EMPTY
+    for level in _import_levels(units, data, trees):
+        walk(level, table, first=True)
+        table = _solve(outcomes, units, base_table)
+    # Then again, while what a walk asked of the table gets other answers (mostly: what callers pass).
+    for _ in range(MAX_ROUNDS):
+        pending = [i for i, outcome in enumerate(outcomes)
+                   if outcome is not None and outcome.consumed and not still_valid(outcome.consumed.items(), table)]
+        if not pending:
+            break
+        walk(pending, table, first=False)
+        table = _solve(outcomes, units, base_table)
+    if cache is not None:
+        cache.save_project(table)
+
+    from dynlint.analysis.regions import function_regions
+
+    regions = function_regions(table)
+    return [finish(outcome, unit.path, unit.relpath, settings, regions) for unit, outcome in zip(units, outcomes)]
+
+
+def _import_levels(units: list[Unit], data: dict, trees: dict) -> list[list[int]]:
+    """The files in levels of the project's import graph (see ``modules.levels``)."""
+    if len(units) < 2:
+        return [list(range(len(units)))]
+    known = {unit.module: index for index, unit in enumerate(units)}
+    names = set(known)
+    dependencies: list[set[int]] = []
+    for index, unit in enumerate(units):
+        content = data.get(index)
+        if isinstance(content, str):
+            content = content.encode("utf-8", "surrogatepass")
+        if content is None:
+            parsed = trees.get(index)
+            content = "\n".join(parsed[1]).encode("utf-8", "surrogatepass") if parsed else b""
+        imported = imported_modules(content, unit.module, unit.is_package, names)
+        dependencies.append({known[name] for name in imported})
+    return levels(dependencies)
+
+
+def _walk_here(index, unit, settings, table, roots, data, trees, keep_trees, enabled, noqa) -> Outcome:
+    reuse = trees.get(index)
+    if reuse is None and keep_trees and index in data:
+        reuse = trees[index] = parse_for_reuse(data[index], unit.path)
+    if reuse is not None:
+        return analyze_one(unit, settings, table, roots, parsed=reuse, enabled=enabled, noqa=noqa)
+    return analyze_one(unit, settings, table, roots, data=data.get(index), enabled=enabled, noqa=noqa)
+
+
+def _solve(outcomes: list[Outcome | None], units: list[Unit], base_table: ProjectFacts | None) -> ProjectFacts:
+    files = [outcome.facts for outcome in outcomes if outcome is not None and outcome.facts is not None]
+    table = ProjectFacts(files)
+    table.module_of.update({unit.relpath: unit.module for unit in units})
+    if base_table is not None:
+        table = _with_base(table, base_table, units)
+    return table
+
+
+def _with_base(table: ProjectFacts, base: ProjectFacts, units: list[Unit]) -> ProjectFacts:
+    """The run's facts, with the base project's facts for every module not in the run."""
+    walked = {unit.module for unit in units} | {facts.module for facts in table.files}
+    merged = ProjectFacts(list(table.files) + [facts for facts in base.files if facts.module not in walked])
+    merged.module_of.update(base.module_of)
+    merged.module_of.update(table.module_of)
+    return merged
+
+
+def iter_results(files: Sequence[tuple[str, str]], settings: Settings, jobs: int = 0,
+                 cache: Cache | None = None, progress: "Progress | None" = None) -> Iterator[FileResult]:
+    """Results for ``files`` ((path, relpath) pairs) in their order; ``jobs`` 0 = one per CPU."""
+    units = make_units(files)
+    yield from check_units(units, settings, jobs, cache, progress=progress)
 
 
 def _read(path: str) -> bytes | None:

@@ -12,7 +12,6 @@ import pytest
 from dynlint.cache import CACHE_DIR_NAME, Cache, is_dynlint_cache
 from dynlint.config import Settings
 from dynlint.diagnostics import Applicability, Edit, Finding, Fix
-from dynlint.output import FileResult
 
 NONZERO_SRC = "import torch\ndef f(x: torch.Tensor):\n    return torch.nonzero(x)\n"
 CLEAN_SRC = "import torch\n\ndef f(x: torch.Tensor):\n    return x + 1\n"
@@ -45,7 +44,7 @@ def test_cold_and_warm_runs_print_the_same(project, fmt):
     cold = dynlint("check", "--output-format", fmt, cwd=project)
     cache_dir = project / CACHE_DIR_NAME
     stored = entry_files(cache_dir)
-    assert len(stored) == 4  # one per distinct content, the unparsable one included
+    assert len(stored) == 8  # one per file (its module name is part of the key), the unparsable one included
     warm = dynlint("check", "--output-format", fmt, cwd=project)
     uncached = dynlint("check", "--output-format", fmt, "--no-cache", cwd=project)
     assert (cold.returncode, cold.stdout, cold.stderr) == (warm.returncode, warm.stdout, warm.stderr)
@@ -68,12 +67,17 @@ def test_cache_directory_is_tagged_and_ignored_by_git(project):
 def test_the_hits_are_really_served_from_the_cache(project):
     """A planted entry is returned as is: proof that a warm run reads the cache instead of checking."""
     dynlint("check", cwd=project)
-    settings_key = Cache(str(project / CACHE_DIR_NAME), load(project))
-    key = settings_key.key(CLEAN_SRC.encode(), "pkg/m0.py")
+    cache = Cache(str(project / CACHE_DIR_NAME), load(project))
+    key = cache.key(CLEAN_SRC.encode(), "pkg/m0.py", "m0", frozenset(f"m{i}" for i in range(6)) | {"loader", "broken"})
     path = project / CACHE_DIR_NAME / "entries" / key[:2] / key[2:]
     assert path.exists()
-    path.write_text(json.dumps({"f": [["DYN103", "planted", 1, 0, 1, 1, None]], "l": {"1": "import torch"}}))
-    proc = dynlint("check", "--output-format", "concise", "pkg/m0.py", cwd=project)
+    variants = json.loads(path.read_text())
+    assert len(variants) == 1
+    variants[0]["f"] = [["DYN103", "planted", 1, 0, 1, 1, None]]
+    variants[0]["p"] = [["m0.f", None]]
+    variants[0]["l"] = {"1": "import torch"}
+    path.write_text(json.dumps(variants))
+    proc = dynlint("check", "--output-format", "concise", cwd=project)
     assert "pkg/m0.py:1:1: DYN103 planted" in proc.stdout
     assert "planted" not in dynlint("check", "--no-cache", "pkg/m0.py", cwd=project).stdout
 
@@ -116,7 +120,7 @@ def test_corrupt_entries_are_misses_and_get_rewritten(project):
         path.write_bytes(b"\x00{not json")
     proc = dynlint("check", "--output-format", "json", cwd=project)
     assert proc.stdout == expected and proc.stderr == ""
-    assert all(p.read_bytes().startswith(b"{") for p in entry_files(project / CACHE_DIR_NAME))
+    assert all(p.read_bytes().startswith(b"[{") for p in entry_files(project / CACHE_DIR_NAME))
 
 
 def test_no_cache_writes_nothing_and_cache_dir_moves_it(project, tmp_path_factory):
@@ -125,7 +129,7 @@ def test_no_cache_writes_nothing_and_cache_dir_moves_it(project, tmp_path_factor
     elsewhere = tmp_path_factory.mktemp("caches") / "mine"
     dynlint("check", "--cache-dir", str(elsewhere), cwd=project)
     assert not (project / CACHE_DIR_NAME).exists()
-    assert len(entry_files(elsewhere)) == 4 and (elsewhere / "CACHEDIR.TAG").exists()
+    assert len(entry_files(elsewhere)) == 8 and (elsewhere / "CACHEDIR.TAG").exists()
 
 
 def test_clean_removes_the_cache_a_check_created(project):
@@ -165,24 +169,39 @@ def test_two_runs_sharing_one_cache_at_once_both_give_correct_results(tmp_path):
     assert not [p for p in cache_dir.rglob("*.tmp")]  # no temporary file left behind
 
 
-def test_entries_round_trip_findings_with_fixes(tmp_path):
+def test_entries_round_trip_outcomes_with_fixes_facts_and_answers(tmp_path):
+    from dynlint.analysis.facts import EMPTY, FileFacts, ProjectFacts
+    from dynlint.api import Outcome
+
     settings = Settings(root=str(tmp_path))
     cache = Cache.open(str(tmp_path / "c"), settings)
     fix = Fix(Applicability.UNSAFE, "use where", (Edit(3, 4, 3, 9, "torch.where(m, x, 0)"), Edit(4, 0, 4, 0, "é\n")))
-    findings = [Finding("DYN101", "boolean mask", 3, 4, 3, 9, fix, "a.py"), Finding("DYN000", "bad", 1, 0, 1, 0)]
-    result = FileResult("a.py", "a.py", findings, {3: "    y = x[m]  # ünïcode", 1: "line"})
-    key = cache.key(b"source", "a.py")
-    cache.store(key, result)
-    loaded = cache.load(key, "b/a.py", "b/a.py")
-    assert loaded.findings == findings and loaded.lines == result.lines
-    assert all(f.filename == "b/a.py" for f in loaded.findings)
-    assert cache.load(cache.key(b"source!", "a.py"), "a.py", "a.py") is None
+    findings = [Finding("DYN101", "boolean mask", 3, 4, 3, 9, fix), Finding("DYN000", "bad", 1, 0, 1, 0)]
+    facts = FileFacts("a", functions={"a.f": (("x",), (), False, False, False, ())},
+                      returns={"a.f": (("tuple", "tensor", "py"), False)},
+                      calls=[("a.f", ("q", "b.g"), (("tensor", True),), {"m": ("mask", False)}, False, "call")])
+    consumed = {("call", "b.g"): None, ("param", "a.f", "x"): None}
+    outcome = Outcome(findings, [("a.f", None), ("a", "train")], facts, consumed, True,
+                      {3: "    y = x[m]  # ünïcode", 1: "line"})
+    key = cache.key(b"source", "a.py", "a", frozenset({"a", "b"}))
+    cache.store(key, outcome)
+    reopened = Cache(str(tmp_path / "c"), settings)  # a later run reads it from disk
+    loaded = reopened.lookup(key, EMPTY)
+    assert loaded.findings == findings and loaded.lines == outcome.lines and loaded.places == outcome.places
+    assert loaded.facts == facts and loaded.consumed == consumed and loaded.imports_torch
+    # a table that answers one recorded question differently: a miss
+    other = ProjectFacts([FileFacts("b", functions={"b.g": ((), (), False, False, False, ())},
+                                    returns={"b.g": ("tensor", False)})])
+    assert reopened.lookup(key, other) is None
+    assert reopened.lookup(cache.key(b"source!", "a.py", "a", frozenset({"a", "b"})), EMPTY) is None
 
 
 def test_key_depends_on_content_settings_and_enabled_rules(tmp_path):
     base = Settings(root=str(tmp_path), per_file_ignores=(("tests/*", frozenset({"DYN301"})),))
     cache = Cache(str(tmp_path), base)
     assert cache.key(b"x", "src/a.py") == cache.key(b"x", "src/b.py")  # same rules: a moved file still hits
+    assert cache.key(b"x", "src/a.py", "a") != cache.key(b"x", "src/a.py", "b")  # another module name
+    assert cache.key(b"x", "src/a.py", "a", frozenset({"a"})) != cache.key(b"x", "src/a.py", "a", frozenset({"a", "z"}))
     assert cache.key(b"x", "src/a.py") != cache.key(b"x", "tests/a.py")
     assert cache.key(b"x", "src/a.py") != cache.key(b"y", "src/a.py")
     other = Cache(str(tmp_path), Settings(root=str(tmp_path), extend_dynamic_ops=("my.op",),

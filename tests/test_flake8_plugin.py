@@ -76,15 +76,23 @@ def test_flake8_reports_syntax_errors_itself_not_dyn000(tmp_path):
     assert "DYN" not in proc.stdout
 
 
+def fake_analysis(findings):
+    """What the walker returns, for stand-in findings in a file that imports torch."""
+    from dynlint.analysis.facts import FileFacts
+    from dynlint.analysis.walker import FileAnalysis
+
+    return FileAnalysis(list(findings), [("m", None)] * len(findings), FileFacts("m"), {}, True)
+
+
 def run_plugin(source, monkeypatch, findings, lines=None):
     """Run the plugin in process with a stand-in analyzer; returns (results, analyzer calls)."""
     calls = []
 
-    def fake_analyze(tree, lines, dynamic_ops=()):
+    def fake_analyze(tree, lines, dynamic_ops=(), **kwargs):
         calls.append((tree, list(lines), tuple(dynamic_ops)))
-        return list(findings)
+        return fake_analysis(findings)
 
-    monkeypatch.setattr(dynlint.analysis.walker, "analyze", fake_analyze)
+    monkeypatch.setattr(dynlint.analysis.walker, "analyze_file", fake_analyze)
     tree = ast.parse(source)
     raw_lines = lines if lines is not None else source.splitlines(keepends=True)
     return list(Plugin(tree, raw_lines, "m.py").run()), calls, tree
@@ -100,8 +108,8 @@ def test_run_yields_flake8_tuples_from_flake8s_tree_without_reparsing(monkeypatc
         raise AssertionError("the plugin must not parse the file again")
 
     calls = []
-    monkeypatch.setattr(dynlint.analysis.walker, "analyze",
-                        lambda tree, lines, dynamic_ops=(): calls.append((tree, lines)) or found)
+    monkeypatch.setattr(dynlint.analysis.walker, "analyze_file",
+                        lambda tree, lines, dynamic_ops=(), **kw: calls.append((tree, lines)) or fake_analysis(found))
     monkeypatch.setattr(ast, "parse", no_parse)
     results = list(Plugin(tree, source.splitlines(keepends=True), "m.py").run())
     assert results == [(2, 4, "DYN301 host sync", Plugin)]   # DYN000 is flake8's E999 business

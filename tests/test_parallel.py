@@ -77,16 +77,14 @@ def test_few_files_are_checked_without_starting_a_pool(tmp_path, monkeypatch):
 
 def test_a_checker_crash_on_one_file_is_that_files_dyn000(tmp_path, monkeypatch):
     files = make_corpus(tmp_path, 30, body_repeats=60)
-    from dynlint import api as check
+    real = runner.analyze_source
 
-    real = check.check_bytes
-
-    def crashing(data, path, relpath, settings):
+    def crashing(source, path, settings, relpath, **kwargs):
         if path.endswith("m005.py"):
             raise KeyError("boom")
-        return real(data, path, relpath, settings)
+        return real(source, path, settings, relpath, **kwargs)
 
-    monkeypatch.setattr(check, "check_bytes", crashing)  # forked workers inherit the patch
+    monkeypatch.setattr(runner, "analyze_source", crashing)  # forked workers inherit the patch
     for jobs in (1, 2):
         results = list(iter_results(files, Settings(root=str(tmp_path)), jobs=jobs))
         assert len(results) == 30
@@ -101,16 +99,14 @@ def test_a_dying_worker_does_not_lose_files(tmp_path, monkeypatch):
     files = make_corpus(tmp_path, 30, body_repeats=60)
     expected = summary(iter_results(files, Settings(root=str(tmp_path)), jobs=1))
     parent = os.getpid()
-    from dynlint import api as check
+    real = runner.analyze_source
 
-    real = check.check_bytes
-
-    def dying_in_workers(data, path, relpath, settings):
+    def dying_in_workers(source, path, settings, relpath, **kwargs):
         if os.getpid() != parent and path.endswith("m010.py"):
             os._exit(9)  # as if killed by the OOM killer
-        return real(data, path, relpath, settings)
+        return real(source, path, settings, relpath, **kwargs)
 
-    monkeypatch.setattr(check, "check_bytes", dying_in_workers)
+    monkeypatch.setattr(runner, "analyze_source", dying_in_workers)
     assert summary(iter_results(files, Settings(root=str(tmp_path)), jobs=2)) == expected
 
 

@@ -52,3 +52,8 @@ def is_constant(node: ast.expr, value) -> bool:
 def only_raises(body: list[ast.stmt]) -> bool:
     statements = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     return bool(statements) and all(isinstance(s, ast.Raise) for s in statements)
+
+
+def only_exits(body: list[ast.stmt]) -> bool:
+    """The block always leaves its function (ends in ``return`` or ``raise``)."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))

@@ -1,10 +1,20 @@
-"""The static analyzer: one stdlib-``ast`` pass per file feeding every rule.
+"""The walk over one file: per-function facts (what is a tensor, where code runs) feeding every rule.
 
-The pass resolves imports and aliases, infers what each expression is (a
-tensor, a boolean mask, a static size, data copied from a tensor, a numpy
-array, a plain Python value, or unknown) in source order, knows which code runs
-on the host (Dataset ``__getitem__``/``__iter__``, ``collate_fn`` callbacks),
-and reports hazards.  Knowledge about ops lives in ``dynlint.ops``.
+One stdlib-``ast`` pass per file, in source order.  The walker resolves imports
+and aliases (project modules included), infers what each expression is (see
+``dynlint.analysis.kinds``) from torch ops, annotations (unions and containers
+too), tensor-only usage (``x.detach()``, ``x.device``, ``torch.sigmoid(x)``:
+``evidence``), and the project table (``dynlint.analysis.facts``): what callers
+pass to a function's parameters, what callees return, which project classes are
+``nn.Module``s and what their ``self.<attr>`` hold.  It emits events to the
+rule units (``dynlint.checks``), which report findings, and records this file's
+own facts for the other files.
+
+Each finding carries the function it stands in and, where a statement decides
+it, its context: inside a training loop (``TRAIN``), or under a guard that only
+runs eagerly (``HOST``: ``if not torch.compiler.is_compiling(): ...``).  The
+region of the function itself comes from the project's call graph
+(``dynlint.analysis.regions``).
 """
 
 from __future__ import annotations
@@ -13,77 +23,114 @@ import ast
 import functools
 import os
 import sys
+from dataclasses import dataclass, field
 
 from dynlint import checks, ops
-from dynlint.analysis.syntax import argument, has_keyword, is_constant, keyword, keyword_node, only_raises, size_elements  # noqa: F401
+from dynlint.analysis import evidence as _evidence
+from dynlint.analysis.facts import (
+    CALL, COMPILED, DISABLED, EMPTY, HOST, KERNEL, ROOT_COMPILED, ROOT_HOST, ROOT_TRAIN, TRAIN,
+    Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call,
+)
+from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
+    DATA, DATA_DERIVED, DICT, MASK, MODULE, NDARRAY, NOT_TENSOR, OBJ, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH,
+    TUPLE, combine_binop as _combine_binop, element_kind, is_module, is_not_tensor, item_kind, join, obj_class,
+    relevant, unpacked_kinds,
+)
+from dynlint.analysis.modules import resolve_relative
+from dynlint.analysis.syntax import has_keyword, only_exits
 from dynlint.diagnostics import Finding
 
-from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
-    is_not_tensor, DATA, DATA_DERIVED, MASK, MODULE, NDARRAY, NOT_TENSOR, PY, SCALAR_TENSOR, SIZE, TENSOR, TENSORISH,
-    combine_binop as _combine_binop,
-)
-
 _STRICT = bool(os.environ.get("DYNLINT_STRICT"))  # tests: let fix-builder errors surface
-
 
 
 class _Scope:
     """Names of one function (or the module) and what they hold."""
 
-    __slots__ = ("kinds", "bindings", "host", "name", "assumed", "bound_at")
+    __slots__ = ("kinds", "bindings", "name", "id", "maybe", "bound_at", "defs", "evidence", "node", "returns",
+                 "is_generator")
 
-    def __init__(self, name: str, host: bool):
+    def __init__(self, name: str, function_id: str, node: ast.AST | None = None):
         self.name = name
-        self.kinds: dict[str, str | None] = {}
-        # forward() parameters taken to be tensors without proof: good enough to type what is
-        # derived from them (x.sum(), x > 0), not to judge the bare name itself (a flag, a size, a list)
-        self.assumed: set[str] = set()
+        self.id = function_id
+        self.node = node
+        self.kinds: dict[str, object] = {}
+        # names that are only *maybe* tensors: good enough to type what is derived from them
+        # (x.sum(), x > 0), not to judge the bare name itself (a flag, a size, a list)
+        self.maybe: set[str] = set()
         self.bound_at: dict[str, int] = {}  # name -> stamp of its latest (re)binding
         self.bindings: dict[str, tuple[ast.expr, int] | None] = {}  # name -> (value, stamp when bound)
-        self.host = host
+        self.defs: dict[str, str] = {}       # local def/class name -> its id
+        self.evidence: frozenset[str] | None = None  # names used as tensors (computed on first need)
+        self.returns: list[tuple] | None = None      # (kind, maybe) of each return statement
+        self.is_generator = False
 
 
 class _ClassInfo:
-    __slots__ = ("name", "is_module", "is_dataset", "attr_kinds")
+    __slots__ = ("name", "id", "is_module", "is_dataset", "attr_kinds")
 
-    def __init__(self, name: str, is_module: bool, is_dataset: bool):
+    def __init__(self, name: str, class_id: str, is_module: bool, is_dataset: bool):
         self.name = name
+        self.id = class_id
         self.is_module = is_module
         self.is_dataset = is_dataset
-        self.attr_kinds: dict[str, str | None] = {}
+        self.attr_kinds: dict[str, object] = {}
+
+
+@dataclass
+class FileAnalysis:
+    """What walking one file produced."""
+
+    findings: list[Finding]
+    #: per finding (same order): (id of the function it stands in, context or None)
+    places: list[tuple[str, str | None]]
+    facts: FileFacts
+    consumed: dict = field(default_factory=dict)   # question -> answer (see facts.Consumed)
+    imports_torch: bool = False
 
 
 class Analyzer:
-    def __init__(self, lines: list[str], dynamic_ops=()):
+    def __init__(self, lines: list[str], dynamic_ops=(), *, module: str = "", is_package: bool = False,
+                 facts: ProjectFacts = EMPTY, project_roots: frozenset[str] = frozenset()):
         self.lines = lines
         self.rules = checks.load_all()
         self.dispatch = _dispatch(tuple(dynamic_ops))
+        self.module = module or "<module>"
+        self.is_package = is_package
+        self.consumed = Consumed(facts)
+        self.produced = FileFacts(self.module)
+        # first components of the project's module names: calls into them are worth recording
+        self.project_roots = project_roots | {self.module.split(".", 1)[0]}
         self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object
         self.imports_torch = False
         self.torch_alias: str | None = None
-        self.module_scope = _Scope("<module>", host=False)
+        self.module_scope = _Scope("<module>", self.module)
         self.scopes: list[_Scope] = [self.module_scope]
         self.classes: list[_ClassInfo] = []
         self.local_classes: dict[str, _ClassInfo] = {}
         self.stack: list[ast.AST] = []          # ancestors of the node being visited
         self.control_depth = 0                  # >0 inside if/for/while/try bodies of the current scope
-        self.host_callbacks: set[str] = set()   # names of functions passed as collate_fn/worker_init_fn
-        self.findings: list[tuple[Finding, tuple[str, ...], bool]] = []  # finding, enclosing functions, host
+        self.context: str | None = None         # TRAIN / HOST for the statements being visited
+        self.findings: list[Finding] = []
+        self.places: list[tuple[str, str | None]] = []
         self.seen: set[tuple[str, int, int]] = set()
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
-        self._kind_cache: dict[int, str | None] = {}
+        self._kind_cache: dict[int, object] = {}
+        self._maybe_calls: set[int] = set()     # id() of calls whose result is only maybe what kind() says
         self.stamp = 0                          # counts bindings, to tell which came later
 
     # ------------------------------------------------------------------ driver
-    def run(self, tree: ast.AST) -> list[Finding]:
+    def run(self, tree: ast.AST) -> FileAnalysis:
+        if isinstance(tree, ast.Module):
+            self.module_scope.node = tree
+            self._declare_module_names(tree.body)
         self.visit(tree)
-        results = []
-        for finding, functions, host in self.findings:
-            device_rule = self.rules[finding.code].scope == checks.Scope.DEVICE
-            if device_rule and (not self.imports_torch or host or self.host_callbacks.intersection(functions)):
-                continue
-            results.append(finding)
-        return results
+        return FileAnalysis(self.findings, self.places, self.produced, self.consumed.answers, self.imports_torch)
+
+    def _declare_module_names(self, body) -> None:
+        """Top-level defs and classes are callable before their definition is reached."""
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.module_scope.defs[stmt.name] = f"{self.module}.{stmt.name}"
 
     def visit(self, node: ast.AST) -> None:
         node_type = type(node)
@@ -104,8 +151,8 @@ class Analyzer:
         fields = _CHILD_FIELDS.get(node_type)
         if fields is None:
             fields = _CHILD_FIELDS[node_type] = tuple(f for f in node._fields if f not in _NON_CHILD_FIELDS)
-        for field in fields:
-            value = getattr(node, field, None)
+        for name in fields:
+            value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
                     if isinstance(item, ast.AST):
@@ -121,6 +168,9 @@ class Analyzer:
     @property
     def scope(self) -> _Scope:
         return self.scopes[-1]
+
+    def ask(self, key: tuple):
+        return self.consumed.ask(key)
 
     def report(self, rule: checks.Rule, node: ast.AST, message: str, fix_node: ast.AST | None = None) -> None:
         code = rule.code
@@ -139,9 +189,14 @@ class Analyzer:
                 if _STRICT:
                     raise
                 fix = None
-        functions = tuple(s.name for s in self.scopes[1:])
-        host = any(s.host for s in self.scopes)
-        self.findings.append((Finding(code, message, line, col, end_line, end_col, fix), functions, host))
+        self.findings.append(Finding(code, message, line, col, end_line, end_col, fix))
+        self.places.append((self._function_id(), self.context))
+
+    def _function_id(self) -> str:
+        for scope in reversed(self.scopes):
+            if scope.node is not None or scope is self.module_scope:
+                return scope.id
+        return self.module
 
     def position(self, node: ast.AST) -> tuple[int, int, int, int]:
         line = node.lineno
@@ -182,68 +237,113 @@ class Analyzer:
 
     # ------------------------------------------------------------------ names
     def qualname(self, node: ast.AST) -> str | None:
-        """Fully qualified name of a Name/Attribute chain rooted at an import, else None."""
+        """Fully qualified name of a Name/Attribute chain rooted at an import or a definition
+        of this project, else None."""
         if isinstance(node, ast.Name):
-            if node.id in self.aliases and not self._shadowed(node.id):
-                return self.aliases[node.id]
-            if node.id in _BUILTIN_NAMES and not self._shadowed(node.id):
-                return node.id
+            name = node.id
+            for scope in reversed(self.scopes):
+                if name in scope.defs:
+                    return scope.defs[name]
+                if name in scope.kinds:
+                    return None  # a local binding hides the import or builtin of the same name
+            if name in self.aliases:
+                return self.aliases[name]
+            if name in _BUILTIN_NAMES:
+                return name
             return None
         if isinstance(node, ast.Attribute):
             base = self.qualname(node.value)
             return f"{base}.{node.attr}" if base else None
         return None
 
-    def _shadowed(self, name: str) -> bool:
-        """A local binding hides the import or builtin of the same name."""
-        for scope in reversed(self.scopes):
-            if name in scope.kinds:
-                return True
-        return False
-
-    def lookup(self, name: str) -> str | None:
+    def lookup(self, name: str):
         for scope in reversed(self.scopes):  # closures see their enclosing functions' names
             if name in scope.kinds:
                 return scope.kinds[name]
         return None
+
+    def _is_maybe(self, name: str) -> bool:
+        for scope in reversed(self.scopes):
+            if name in scope.kinds:
+                return name in scope.maybe
+        return False
 
     def _rebound(self, name: str) -> None:
         """``name`` gets a new value (see ``binding``)."""
         self.stamp += 1
         self.scope.bound_at[name] = self.stamp
 
-    def bind(self, target: ast.AST, kind: str | None, value: ast.expr | None = None) -> None:
+    def bind(self, target: ast.AST, kind, value: ast.expr | None = None, maybe: bool | None = None) -> None:
         if isinstance(target, ast.Name):
-            previous = self.scope.kinds.get(target.id, kind)
-            if self.control_depth and previous != kind:
-                kind = None  # bound differently on different paths: unknown after the branch
-            self.scope.kinds[target.id] = kind
-            if value is not None and (self._is_module_call(value) or self.uncertain(value)):
-                self.scope.assumed.add(target.id)  # often a tensor, but also tuples and ModelOutputs
+            scope = self.scope
+            name = target.id
+            if maybe is None:
+                maybe = value is not None and self.uncertain(value)
+            if kind is None and name in self._scope_evidence():
+                kind, maybe = TENSOR, False  # used as a tensor (x.detach(), torch.sigmoid(x), ...)
+            if self.control_depth and name in scope.kinds:
+                previous = scope.kinds[name]
+                if previous != kind:
+                    kind, join_maybe = join(previous, kind)  # bound differently on different paths
+                    maybe = maybe or join_maybe or name in scope.maybe
+            scope.kinds[name] = kind
+            if maybe:
+                scope.maybe.add(name)
             else:
-                self.scope.assumed.discard(target.id)
-            self._rebound(target.id)
-            if value is not None and self.control_depth == 0 and target.id not in self.scope.bindings \
+                scope.maybe.discard(name)
+            scope.defs.pop(name, None)
+            self._rebound(name)
+            if value is not None and self.control_depth == 0 and name not in scope.bindings \
                     and self._is_plain_assignment():
-                self.scope.bindings[target.id] = (value, self.stamp)
+                scope.bindings[name] = (value, self.stamp)
             else:  # rebound, or bound under a branch/loop: the value at a later point is not known
-                self.scope.bindings[target.id] = None
+                scope.bindings[name] = None
         elif isinstance(target, (ast.Tuple, ast.List)):
-            element = _unpacked_kind(kind)
-            if value is not None and self._is_module_call(value):
-                element = None  # out, (h, c) = self.lstm(x): the parts' types are unknown
-            for item in target.elts:
-                self.bind(item.value if isinstance(item, ast.Starred) else item,
-                          element if not isinstance(item, ast.Starred) else None)
+            items = target.elts
+            starred = any(isinstance(item, ast.Starred) for item in items)
+            parts = [element_kind(kind)] * len(items) if starred else unpacked_kinds(kind, len(items))
+            if value is not None and self._is_module_call(value) and not self._known_call(value):
+                parts = [None] * len(items)  # out, (h, c) = self.lstm(x): the parts' types are unknown
+            if type(value) in (ast.Tuple, ast.List) and not starred and len(value.elts) == len(items):
+                for item, part in zip(items, value.elts):  # a, b = (torch.stack(p), q)
+                    self.bind(item, self.kind(part), part if not isinstance(part, ast.Starred) else None)
+                return
+            maybe = value is not None and self.uncertain(value)
+            for item, part in zip(items, parts):
+                if isinstance(item, ast.Starred):
+                    self.bind(item.value, None)
+                else:
+                    self.bind(item, part, maybe=maybe and part in TENSORISH)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-            # Only submodules and tensors are worth remembering: other attributes set in __init__ are
-            # configuration, constant by the time forward runs.
+            # Only submodules, project objects and tensors are worth remembering: other attributes set in
+            # __init__ are configuration, constant by the time forward runs.
             if self.classes:
-                self.classes[-1].attr_kinds[target.attr] = (
-                    kind if kind == MODULE else TENSOR if kind in TENSORISH else None if kind is None else PY)
+                info = self.classes[-1]
+                remembered = (kind if is_module(kind) or obj_class(kind) else TENSOR if kind in TENSORISH
+                              else None if kind is None else PY)
+                previous = info.attr_kinds.get(target.attr, remembered)
+                info.attr_kinds[target.attr] = remembered if previous == remembered else None
+                shared = relevant(info.attr_kinds[target.attr])
+                if shared is not None or target.attr in self.produced.attrs.get(info.id, ()):
+                    self.produced.attrs.setdefault(info.id, {})[target.attr] = shared
+
+    def _scope_evidence(self) -> frozenset[str]:
+        """Names the current function uses as tensors (computed once per function, on first need)."""
+        scope = self.scope
+        if scope.evidence is None:
+            node = scope.node
+            # kept on the tree: a file walked again in a later round (same tree) does not rescan
+            evidence = getattr(node, "_dynlint_evidence", None)
+            if evidence is None:
+                body = getattr(node, "body", None)
+                evidence = _evidence.tensor_names(body, self.qualname) if body else frozenset()
+                if node is not None:
+                    node._dynlint_evidence = evidence
+            scope.evidence = evidence
+        return scope.evidence
 
     # ------------------------------------------------------------------ kinds
-    def kind(self, node: ast.AST) -> str | None:
+    def kind(self, node: ast.AST):
         key = id(node)
         cache = self._kind_cache
         if key in cache:
@@ -253,37 +353,57 @@ class Analyzer:
         return result
 
     def _is_module_call(self, node: ast.AST) -> bool:
-        return type(node) is ast.Call and self.qualname(node.func) is None and self.kind(node.func) == MODULE
+        return type(node) is ast.Call and self.qualname(node.func) is None and is_module(self.kind(node.func))
 
-    def value_kind(self, node: ast.AST) -> str | None:
+    def _known_call(self, node: ast.Call) -> bool:
+        """The call's result kind comes from the project table (not a guess)."""
+        return id(node) not in self._maybe_calls and self.kind(node) is not None
+
+    def value_kind(self, node: ast.AST):
         """Kind of an expression judged as a value in its own right (a branch test, a size, an
-        iterable): what derives from an assumed tensor without confirming it counts as unknown."""
+        iterable): what derives from a maybe-tensor without confirming it counts as unknown."""
         if self.uncertain(node):
             return None
         return self.kind(node)
 
     def uncertain(self, node: ast.AST) -> bool:
-        """True when the expression's tensor-ness rests only on an assumption (a forward() parameter,
-        a module call's result).  Calling a tensor method or reading .shape confirms it; indexing,
-        arithmetic and int()/len() do not (``window_size[0] * 2`` is fine for a tuple too)."""
+        """True when the expression's tensor-ness rests only on a *maybe* (an unannotated forward()
+        parameter, a submodule's result, a name bound to a tensor on one path only).  Calling a
+        tensor method or reading .shape confirms it; indexing, arithmetic and int()/len() do not
+        (``window_size[0] * 2`` is fine for a tuple too)."""
         t = type(node)
         if t is ast.Name:
-            return node.id in self.scope.assumed
+            return self._is_maybe(node.id)
         if t is ast.Subscript:
             return self.uncertain(node.value)
         if t is ast.BinOp:
             return self.uncertain(node.left) or self.uncertain(node.right)
         if t is ast.UnaryOp:
             return self.uncertain(node.operand)
-        if t is ast.Call and type(node.func) is ast.Name and node.func.id in _VALUE_BUILTINS:
-            return any(self.uncertain(a) for a in node.args)
+        if t is ast.Call:
+            if type(node.func) is ast.Name and node.func.id in _VALUE_BUILTINS:
+                return any(self.uncertain(a) for a in node.args)
+            self.kind(node)
+            return id(node) in self._maybe_calls
+        if t is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
+            return False
         return False
 
-    def _infer(self, node: ast.AST) -> str | None:
+    def _infer(self, node: ast.AST):
         t = type(node)
         if t is ast.Name:
             return self.lookup(node.id)
-        if t is ast.Constant or t in _PY_DISPLAYS:
+        if t is ast.Constant:
+            return PY
+        if t is ast.Tuple:
+            return self._infer_display(node)
+        if t is ast.List:
+            kinds = {self.kind(e) for e in node.elts if not isinstance(e, ast.Starred)}
+            return (SEQ, TENSOR) if kinds and kinds <= TENSORISH else PY
+        if t is ast.Dict:
+            kinds = {self.kind(v) for v in node.values}
+            return (DICT, TENSOR) if kinds and kinds <= TENSORISH and None not in node.keys else PY
+        if t in _PY_DISPLAYS:
             return PY
         if t is ast.Attribute:
             return self._infer_attribute(node)
@@ -297,6 +417,14 @@ class Analyzer:
                 return TENSOR
             if base in (SIZE, DATA, NDARRAY):
                 return base
+            if type(base) is tuple:
+                index = node.slice
+                if type(index) is ast.Slice:
+                    return base if base[0] in (TUPLE, SEQ) else None
+                constant = index.value if type(index) is ast.Constant and type(index.value) is int else None
+                if base[0] == DICT:
+                    return base[1]
+                return item_kind(base, constant)
             return None
         if t is ast.BinOp:
             return _combine_binop(self.kind(node.left), self.kind(node.right), node.op)
@@ -330,13 +458,23 @@ class Analyzer:
             return self.kind(node.value)
         return None
 
-    def _infer_attribute(self, node: ast.Attribute) -> str | None:
+    def _infer_display(self, node: ast.Tuple):
+        if any(isinstance(e, ast.Starred) for e in node.elts) or not node.elts or len(node.elts) > 16:
+            return PY
+        kinds = tuple(self.kind(e) for e in node.elts)
+        return (TUPLE, *kinds) if any(k is not None and k != PY for k in kinds) else PY
+
+    def _infer_attribute(self, node: ast.Attribute):
         attr = node.attr
         value = node.value
-        if isinstance(value, ast.Name) and value.id == "self" and self.classes:
-            return self.classes[-1].attr_kinds.get(attr)
-        if self.qualname(node) is not None:  # torch.float32, np.pi, module attributes
-            return PY if not self.qualname(node).startswith(("torch.nn.", "numpy.")) else None
+        if isinstance(value, ast.Name) and value.id == "self" and self.classes and self._self_is_instance():
+            info = self.classes[-1]
+            if attr in info.attr_kinds:
+                return info.attr_kinds[attr]
+            return self.ask(("attr", info.id, attr)) if info.id else None
+        qual = self.qualname(node)
+        if qual is not None:  # torch.float32, np.pi, module attributes
+            return PY if not qual.startswith(("torch.nn.", "numpy.")) and not self._is_project(qual) else None
         base = self.kind(value)
         if base in TENSORISH:
             if attr == "shape":
@@ -350,15 +488,37 @@ class Analyzer:
             return PY if attr in ("shape", "ndim", "dtype", "size") else NDARRAY if attr in ("T", "real", "imag") else None
         if base == SIZE:
             return SIZE
+        owner = obj_class(base)
+        if owner is not None:
+            return self.ask(("attr", owner, attr))
         return None
 
-    def _infer_call(self, node: ast.Call) -> str | None:
+    def _self_is_instance(self) -> bool:
+        """``self`` names the instance: we are in a method of the innermost class (not a nested def)."""
+        for scope in reversed(self.scopes):
+            if "self" in scope.kinds:
+                return scope.node is not None and scope.name != "<lambda>"
+        return False
+
+    def _is_project(self, qualname: str) -> bool:
+        return qualname.split(".", 1)[0] in self.project_roots
+
+    def _infer_call(self, node: ast.Call):
         func = node.func
         qual = self.qualname(func)
         if qual is not None:
-            return self._infer_qualified_call(qual, node)
-        if self.kind(func) == MODULE:
-            return TENSOR  # calling an nn.Module instance runs its forward
+            if qual in _BUILTIN_NAMES or not self._is_project(qual):
+                return self._infer_qualified_call(qual, node)
+            return self._infer_project_call(node, ("q", qual), qual)
+        func_kind = self.kind(func)
+        if is_module(func_kind):
+            owner = obj_class(func_kind)
+            if owner is not None:
+                returned = self._answered(node, self.ask(("modcall", owner)))
+                if returned is not None:
+                    return returned
+            self._maybe_calls.add(id(node))
+            return TENSOR  # calling an nn.Module instance runs its forward: usually a tensor
         if isinstance(func, ast.Attribute):
             receiver = self.kind(func.value)
             method = func.attr
@@ -366,21 +526,49 @@ class Analyzer:
                 return _tensor_method_kind(receiver, method, node)
             if receiver == NDARRAY:
                 return PY if method in ("item", "tolist") else NDARRAY
+            if type(func.value) is ast.Name and func.value.id == "self" and self.classes and self._self_is_instance():
+                return self._answered(node, self.ask(("mcall", self.classes[-1].id, method)))
+            owner = obj_class(receiver)
+            if owner is not None:
+                returned = self._answered(node, self.ask(("mcall", owner, method)))
+                if returned is None and is_module(receiver) and method in ("forward", "__call__"):
+                    self._maybe_calls.add(id(node))
+                    return TENSOR
+                return returned
             if receiver == MODULE:
-                return TENSOR if method in ("forward", "__call__") else None
+                if method in ("forward", "__call__"):
+                    self._maybe_calls.add(id(node))
+                    return TENSOR
+                return None
             if receiver == SIZE:
                 return SIZE if method in ("numel", "index", "count") else None
+            if type(receiver) is tuple and receiver[0] == DICT and method in ("get", "pop"):
+                return receiver[1]
             if receiver is None and method in ops.SIZE_METHODS and node.args:
                 return SIZE  # x.size(0) on an unknown receiver: size() with an argument is tensor-specific
             return None
-        if isinstance(func, ast.Name) and func.id in self.local_classes and self.local_classes[func.id].is_module:
-            return MODULE
         return None
 
-    def _infer_qualified_call(self, qual: str, node: ast.Call) -> str | None:
+    def _infer_project_call(self, node: ast.Call, ref: tuple, qual: str):
+        returned = self._answered(node, self.ask(("call", qual)))
+        if returned is None and qual.startswith(self.module + "."):
+            local = self.local_classes.get(qual.rsplit(".", 1)[-1])
+            if local is not None and local.id == qual:  # a class of this file, before the table knows it
+                return (OBJ, local.id, local.is_module)
+        return returned
+
+    def _answered(self, node: ast.Call, answer):
+        """The kind a call gives, from the table's (kind, maybe) answer."""
+        if answer is None:
+            return None
+        if answer[1]:
+            self._maybe_calls.add(id(node))
+        return answer[0]
+
+    def _infer_qualified_call(self, qual: str, node: ast.Call):
         args = node.args
         if qual in _BUILTIN_NAMES:
-            return self._infer_builtin(qual, args)
+            return self._infer_builtin(qual, node)
         root = qual.split(".", 1)[0]
         if root == "numpy":
             return NDARRAY
@@ -409,9 +597,12 @@ class Analyzer:
             return None  # classes: torch.Generator(...), torch.Size(...) handled above
         if last in ops.FULL_REDUCTIONS and len(args) <= 1 and not has_keyword(node, "dim", "axis"):
             return SCALAR_TENSOR
+        if qual in ops.SEQUENCE_RESULT_FUNCTIONS:
+            return (SEQ, TENSOR)
         return TENSOR
 
-    def _infer_builtin(self, name: str, args: list[ast.expr]) -> str | None:
+    def _infer_builtin(self, name: str, node: ast.Call):
+        args = node.args
         kinds = [self.kind(a) for a in args]
         if name == "len":
             if kinds and (kinds[0] in TENSORISH):
@@ -435,13 +626,24 @@ class Analyzer:
             if SIZE in kinds:
                 return SIZE
             return PY if kinds and all(k == PY for k in kinds) else None
+        if name == "enumerate" and kinds:
+            return (SEQ, (TUPLE, PY, element_kind(kinds[0]))) if element_kind(kinds[0]) is not None else PY
+        if name == "zip" and kinds and not any(isinstance(a, ast.Starred) for a in args) and len(kinds) <= 16:
+            elements = tuple(element_kind(k) for k in kinds)
+            return (SEQ, (TUPLE, *elements)) if any(e is not None for e in elements) else PY
+        if name in ("list", "tuple", "reversed", "sorted") and kinds and type(kinds[0]) is tuple \
+                and kinds[0][0] in (SEQ, TUPLE) and name != "sorted":
+            return kinds[0] if kinds[0][0] == SEQ else (SEQ, element_kind(kinds[0]))
         if name in ("range", "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance",
-                    "hasattr", "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter"):
-            return PY if name not in ("getattr", "list", "tuple", "sorted") else (
+                    "hasattr", "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"):
+            return PY if name not in ("getattr", "list", "tuple", "sorted", "reversed") else (
                 DATA if kinds and kinds[0] == DATA else (SIZE if kinds and kinds[0] == SIZE and name == "tuple" else None))
         return None
 
     # ------------------------------------------------------------------ scopes & statements
+    def visit_Module(self, node: ast.Module) -> None:
+        self._visit_block(node.body)
+
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             root = alias.name.split(".", 1)[0]
@@ -453,22 +655,31 @@ class Analyzer:
                 self._set_alias(root, root)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.level or not node.module:
+        module = node.module
+        if node.level:
+            module = resolve_relative(self.module, self.is_package, node.level, node.module)
+            if module is None:
+                return
+        elif not module:
             return
-        root = node.module.split(".", 1)[0]
+        root = module.split(".", 1)[0]
         if root in ops.TORCH_MODULE_ROOTS:
             self.imports_torch = True
         for alias in node.names:
             if alias.name == "*":
                 continue
-            self._set_alias(alias.asname or alias.name, f"{node.module}.{alias.name}")
+            self._set_alias(alias.asname or alias.name, f"{module}.{alias.name}")
 
     def _set_alias(self, local: str, qualified: str) -> None:
-        self.aliases[local] = _canonical(qualified)
+        qualified = _canonical(qualified)
+        self.aliases[local] = qualified
         for scope in self.scopes:
             scope.kinds.pop(local, None)
-        if qualified == "torch" and self.scope is self.module_scope:
-            self.torch_alias = local
+            scope.defs.pop(local, None)
+        if self.scope is self.module_scope:
+            self.produced.aliases[local] = qualified
+            if qualified == "torch":
+                self.torch_alias = local
 
     def visit_FunctionDef(self, node) -> None:
         self.visit_all(node.decorator_list)
@@ -476,20 +687,77 @@ class Analyzer:
         if node.returns is not None:
             self.visit(node.returns)
         cls = self.classes[-1] if self.classes and self._directly_in_class() else None
-        host = bool(cls and cls.is_dataset and node.name in ops.HOST_METHODS)
-        scope = _Scope(node.name, host)
-        self._bind_parameters(node, scope, cls)
-        self.bind_name_in_parent(node.name)
-        outer_depth = self.control_depth
+        parent = self.scope if cls is None else None
+        function_id = f"{cls.id}.{node.name}" if cls is not None else (
+            f"{self.module}.{node.name}" if self.scope is self.module_scope else f"{self._function_id()}.{node.name}")
+        flags = self._decoration(node)
+        bound = bool(cls and node.args.args and not _is_staticmethod(node))
+        args = node.args
+        positional = tuple(a.arg for a in args.posonlyargs + args.args)
+        self.produced.functions[function_id] = (positional, tuple(a.arg for a in args.kwonlyargs),
+                                                args.vararg is not None, args.kwarg is not None, bound,
+                                                tuple(sorted(flags)))
+        self._note_roots(function_id, node, cls, flags)
+        if parent is not None:  # a method's name lives in its class, invisible to the code around it
+            self.bind_name_in_parent(node.name)
+            parent.defs[node.name] = function_id
+        if KERNEL in flags:
+            return  # a GPU/JIT kernel: not PyTorch code, nothing here is about tensors
+        scope = _Scope(node.name, function_id, node)
+        scope.returns = []
+        outer_depth, outer_context = self.control_depth, self.context
         self.scopes.append(scope)
+        self._bind_parameters(node, scope, cls)
         self.control_depth = 0
+        if DISABLED in flags:
+            self.context = HOST
         try:
-            self.visit_all(node.body)
+            self._visit_block(node.body)
         finally:
             self.scopes.pop()
-            self.control_depth = outer_depth
+            self.control_depth, self.context = outer_depth, outer_context
+        if scope.returns and not scope.is_generator:
+            kind, maybe = scope.returns[0]
+            for other, other_maybe in scope.returns[1:]:
+                if other != kind:
+                    kind, joined_maybe = join(kind, other)
+                    maybe = maybe or joined_maybe
+                maybe = maybe or other_maybe
+            kind = relevant(kind)
+            if kind is not None:
+                self.produced.returns[function_id] = (kind, maybe)
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _decoration(self, node) -> set[str]:
+        flags = set()
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            qual = self.qualname(target) or ""
+            last = qual.rsplit(".", 1)[-1] if qual else (target.attr if isinstance(target, ast.Attribute) else
+                                                          target.id if isinstance(target, ast.Name) else "")
+            if qual in ops.COMPILE_DECORATORS:
+                flags.add(COMPILED)
+            elif qual in ops.DISABLE_DECORATORS:
+                flags.add(DISABLED)
+            elif (qual.startswith(ops.KERNEL_DECORATOR_PREFIXES) or _chain_root(target) in ("cuda", "triton", "numba", "nb", "tl")) \
+                    and last in ops.KERNEL_DECORATOR_NAMES:
+                flags.add(KERNEL)
+            elif last in ("njit",):
+                flags.add(KERNEL)
+        return flags
+
+    def _note_roots(self, function_id: str, node, cls: _ClassInfo | None, flags: set[str]) -> None:
+        roots = self.produced.roots
+        if COMPILED in flags:
+            roots.append((ROOT_COMPILED, ref_function(function_id)))
+        if DISABLED in flags or KERNEL in flags:
+            roots.append((ROOT_HOST, ref_function(function_id)))
+        if cls is not None:
+            if cls.is_dataset and node.name in ops.HOST_METHODS:
+                roots.append((ROOT_HOST, ref_function(function_id)))
+            if node.name in ops.STEP_METHODS:
+                roots.append((ROOT_TRAIN, ref_function(function_id)))
 
     def _is_plain_assignment(self) -> bool:
         """The statement being visited is ``name = value`` with a single target."""
@@ -506,6 +774,7 @@ class Analyzer:
         scope = self.scope
         scope.kinds[name] = None
         scope.bindings[name] = None
+        scope.maybe.discard(name)
 
     def _directly_in_class(self) -> bool:
         # the enclosing node (below the FunctionDef itself) is the ClassDef
@@ -521,49 +790,94 @@ class Analyzer:
         is_forward = bool(cls and cls.is_module and node.name == "forward")
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        evidence = None
         for index, (arg, default) in enumerate(params):
+            name = arg.arg
+            scope.bindings[name] = None
             if cls is not None and index == 0 and arg in positional and not _is_staticmethod(node):
-                scope.kinds[arg.arg] = None  # self / cls
-                scope.bindings[arg.arg] = None
+                scope.kinds[name] = None  # self / cls
                 continue
             kind = self._annotation_kind(arg.annotation)
-            if kind is None and is_forward and arg.annotation is None:
-                if default is None:
-                    kind = TENSOR
-                    scope.assumed.add(arg.arg)
-                elif isinstance(default, ast.Constant) and default.value is not None:
-                    kind = PY
-            scope.kinds[arg.arg] = kind
-            scope.bindings[arg.arg] = None
+            maybe = kind in _MAYBE_ANNOTATIONS
+            if maybe:
+                kind = TENSOR
+            if kind is None and arg.annotation is None:
+                passed = self.ask(("param", scope.id, name))
+                if passed is not None:
+                    kind, maybe = passed
+                if evidence is None:
+                    evidence = self._scope_evidence()
+                if name in evidence and (kind is None or kind in TENSORISH):
+                    kind, maybe = (kind if kind in TENSORISH else TENSOR), False
+                elif kind is None and is_forward:
+                    if default is None or _is_constant_none(default):
+                        kind, maybe = TENSOR, True  # forward(self, x, mask=None): most likely tensors
+                    elif isinstance(default, ast.Constant):
+                        kind = PY
+            scope.kinds[name] = kind
+            if maybe:
+                scope.maybe.add(name)
         for extra in (args.vararg, args.kwarg):
             if extra is not None:
                 scope.kinds[extra.arg] = None
                 scope.bindings[extra.arg] = None
 
-    def _annotation_kind(self, annotation: ast.expr | None) -> str | None:
-        if annotation is None:
+    def _annotation_kind(self, annotation: ast.expr | None, depth: int = 0):
+        """The kind an annotation promises: Tensor, Optional[Tensor], ``list[int] | Tensor`` (a
+        maybe), containers (``Dict[str, Tensor]``, ``list[dict[str, Tensor]]``,
+        ``tuple[Tensor, ...]``), plain Python types, numpy arrays."""
+        if annotation is None or depth > 4:
             return None
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
                 annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
+            except (SyntaxError, ValueError, RecursionError):
                 return None
-        # Optional[Tensor], Tensor | None
-        if isinstance(annotation, ast.Subscript) and self.qualname(annotation.value) in ("typing.Optional",):
-            annotation = annotation.slice
+        if isinstance(annotation, ast.Constant) and annotation.value is None:
+            return PY
+        sides = None
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-            sides = [annotation.left, annotation.right]
-            sides = [s for s in sides if not (isinstance(s, ast.Constant) and s.value is None)]
-            if len(sides) != 1:
-                return None
-            annotation = sides[0]
+            sides = _union_sides(annotation)
+        elif isinstance(annotation, ast.Subscript):
+            outer = self.qualname(annotation.value)
+            if outer in ("typing.Optional", "Optional"):
+                return self._annotation_kind(annotation.slice, depth + 1)
+            if outer in ("typing.Union", "Union"):
+                sides = list(annotation.slice.elts) if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        if sides is not None:
+            kinds = [self._annotation_kind(s, depth + 1) for s in sides
+                     if not (isinstance(s, ast.Constant) and s.value is None)]
+            if len(kinds) == 1:
+                return kinds[0]
+            if any(k in TENSORISH for k in kinds):
+                return _MAYBE_TENSOR  # list[int] | Tensor: whatever is only a tensor's is the tensor's
+            return None
         qual = self.qualname(annotation)
+        container = None
         if qual is None and isinstance(annotation, ast.Subscript):
             qual = self.qualname(annotation.value)
+            if qual is None and isinstance(annotation.value, ast.Name):
+                qual = annotation.value.id  # list[...] and friends shadowed nowhere
+            container = annotation.slice
         if qual is None:
             return None
         if qual in ops.TENSOR_ANNOTATIONS or qual == "torch.Tensor":
             return TENSOR
+        if container is not None and qual in _SEQUENCE_ANNOTATIONS:
+            elements = container.elts if isinstance(container, ast.Tuple) else [container]
+            if qual in ("tuple", "typing.Tuple", "Tuple") and len(elements) == 2 and \
+                    isinstance(elements[1], ast.Constant) and elements[1].value is Ellipsis:
+                element = self._annotation_kind(elements[0], depth + 1)
+                return (SEQ, element) if element is not None else PY
+            if qual in ("tuple", "typing.Tuple", "Tuple"):
+                kinds = tuple(self._annotation_kind(e, depth + 1) for e in elements)
+                return (TUPLE, *kinds) if any(k is not None and k != PY for k in kinds) else PY
+            element = self._annotation_kind(elements[0], depth + 1)
+            return (SEQ, element) if element is not None and element != PY else PY
+        if container is not None and qual in _MAPPING_ANNOTATIONS:
+            elements = container.elts if isinstance(container, ast.Tuple) else [container]
+            value = self._annotation_kind(elements[-1], depth + 1) if len(elements) == 2 else None
+            return (DICT, value) if value is not None and value != PY else PY
         if qual in ops.PY_ANNOTATIONS:
             return PY
         if qual in ("numpy.ndarray", "numpy.typing.NDArray"):
@@ -572,9 +886,10 @@ class Analyzer:
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._visit_defaults(node.args)
-        scope = _Scope("<lambda>", host=False)
+        scope = _Scope("<lambda>", self._function_id())
         for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
             scope.kinds[arg.arg] = None
+        scope.evidence = frozenset()
         self.scopes.append(scope)
         try:
             self.visit(node.body)
@@ -585,22 +900,32 @@ class Analyzer:
         self.visit_all(node.decorator_list)
         self.visit_all(node.bases)
         self.visit_all(node.keywords)
-        is_module = is_dataset = False
+        class_id = (f"{self.module}.{node.name}" if self.scope is self.module_scope and not self.classes
+                    else f"{self._function_id()}.{node.name}" if not self.classes else f"{self.classes[-1].id}.{node.name}")
+        is_module_class = is_dataset = False
+        bases = []
         for base in node.bases:
             qual = self.qualname(base)
             name = qual or (base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else "")
             local = self.local_classes.get(base.id) if isinstance(base, ast.Name) else None
-            if qual in ops.MODULE_BASE_QUALNAMES or (qual and qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper()
-                                                    and qual not in ops.DATASET_BASE_QUALNAMES) \
-                    or name.endswith(ops.MODULE_BASE_SUFFIXES) or (local and local.is_module):
-                is_module = True
+            if qual:
+                bases.append(qual)
+            if (qual and is_module_base(qual)) or name.endswith(ops.MODULE_BASE_SUFFIXES) or (local and local.is_module):
+                is_module_class = True
             if qual in ops.DATASET_BASE_QUALNAMES or (local and local.is_dataset):
                 is_dataset = True
-        info = _ClassInfo(node.name, is_module, is_dataset)
+            if qual and self._is_project(qual) and not (local and local.id == qual):
+                flags = self.ask(("base", qual))
+                if flags:
+                    is_module_class = is_module_class or bool(flags[0])
+                    is_dataset = is_dataset or bool(flags[1])
+        info = _ClassInfo(node.name, class_id, is_module_class, is_dataset)
+        self.produced.classes[class_id] = (tuple(bases), is_module_class, is_dataset)
         self.local_classes[node.name] = info
         self.bind_name_in_parent(node.name)
+        self.scope.defs[node.name] = class_id
         self.classes.append(info)
-        class_scope = _Scope(node.name, host=False)
+        class_scope = _Scope(node.name, class_id)
         # class bodies see module names but their own names are not visible in methods
         outer_depth = self.control_depth
         self.scopes.append(class_scope)
@@ -631,11 +956,15 @@ class Analyzer:
         if node.value is not None:
             self.visit(node.value)
         kind = self._annotation_kind(node.annotation)
-        if kind is None and node.value is not None:
+        maybe = kind in _MAYBE_ANNOTATIONS
+        if maybe:
+            kind = TENSOR
+        elif kind is None and node.value is not None:
             kind = self.kind(node.value)
+            maybe = self.uncertain(node.value)
         self.visit_target(node.target)
         if node.value is not None or isinstance(node.target, ast.Name):
-            self.bind(node.target, kind, node.value)
+            self.bind(node.target, kind, node.value, maybe=maybe)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
@@ -678,17 +1007,58 @@ class Analyzer:
                 and isinstance(value.func.value, ast.Name) and value.func.value.id == "self"
                 and value.args and isinstance(value.args[0], ast.Constant) and isinstance(value.args[0].value, str)
                 and self.classes):
-            self.classes[-1].attr_kinds[value.args[0].value] = TENSOR
+            info = self.classes[-1]
+            info.attr_kinds[value.args[0].value] = TENSOR
+            self.produced.attrs.setdefault(info.id, {})[value.args[0].value] = TENSOR
         self.visit(value)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        scope = self.scope
+        if scope.returns is not None:
+            if node.value is None:
+                scope.returns.append((PY, False))
+            else:
+                scope.returns.append((self.kind(node.value), self.uncertain(node.value)
+                                      or (type(node.value) is ast.Name and self._is_maybe(node.value.id))))
+
+    def visit_Yield(self, node) -> None:
+        self.scope.is_generator = True
+        self.generic_visit(node)
+
+    visit_YieldFrom = visit_Yield
 
     def visit_For(self, node) -> None:
         self.visit(node.iter)
         self.check_loop_iterable(node.iter)
         self.visit_target(node.target)
-        self.bind(node.target, _iteration_kind(self.kind(node.iter)))
-        self._visit_branches(node.body, node.orelse)
+        self.bind(node.target, _iteration_kind(self.kind(node.iter)), maybe=self.uncertain(node.iter))
+        outer = self.context
+        if outer is None and self._is_training_loop(node):
+            self.context = TRAIN
+        try:
+            self._visit_branches(node.body, node.orelse)
+        finally:
+            self.context = outer
 
     visit_AsyncFor = visit_For
+
+    def _is_training_loop(self, loop) -> bool:
+        # the words are in the loop's text before its tree is searched (most loops have neither)
+        text = "\n".join(self.lines[loop.lineno - 1:loop.end_lineno or loop.lineno])
+        return ("backward" in text or ".step(" in text) and _is_training_loop(loop)
+
+    def visit_While(self, node) -> None:
+        self.check_branch_test(node.test, node.body)
+        self.visit(node.test)
+        outer = self.context
+        if outer is None and self._is_training_loop(node):
+            self.context = TRAIN
+        try:
+            self._visit_branches(node.body, node.orelse)
+        finally:
+            self.context = outer
 
     def _visit_branches(self, *blocks) -> None:
         """Statements that may or may not run: names bound there are path-dependent."""
@@ -699,10 +1069,23 @@ class Analyzer:
         finally:
             self.control_depth -= 1
 
+    def _visit_block(self, statements) -> None:
+        """A function or module body.  After ``if is_compiling(): return ...`` the rest only
+        runs eagerly."""
+        outer = self.context
+        try:
+            for stmt in statements:
+                self.visit(stmt)
+                if type(stmt) is ast.If and self.context != HOST and only_exits(stmt.body) \
+                        and self._guard(stmt.test) == _COMPILING and not stmt.orelse:
+                    self.context = HOST
+        finally:
+            self.context = outer
+
     def visit_comprehension(self, node: ast.comprehension) -> None:
         self.visit(node.iter)
         self.check_loop_iterable(node.iter)
-        self.bind(node.target, _iteration_kind(self.kind(node.iter)))
+        self.bind(node.target, _iteration_kind(self.kind(node.iter)), maybe=self.uncertain(node.iter))
         self.visit_all(node.ifs)
 
     def _visit_comprehension_expr(self, node) -> None:
@@ -720,12 +1103,44 @@ class Analyzer:
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension_expr
 
-    def visit_If(self, node) -> None:  # also While: the same shape (test, body, orelse)
+    def visit_If(self, node) -> None:
         self.check_branch_test(node.test, node.body)
         self.visit(node.test)
-        self._visit_branches(node.body, node.orelse)
+        guard = self._guard(node.test)
+        outer = self.context
+        self.control_depth += 1
+        try:
+            self.context = HOST if guard == _NOT_COMPILING else outer
+            self.visit_all(node.body)
+            self.context = HOST if guard == _COMPILING else outer
+            self.visit_all(node.orelse)
+        finally:
+            self.control_depth -= 1
+            self.context = outer
 
-    visit_While = visit_If
+    def _guard(self, test: ast.expr) -> str | None:
+        """_COMPILING when the test is true only under dynamo, _NOT_COMPILING when it is true only
+        outside it (``not is_compiling()``, ``torch.jit.is_scripting()``, their and/or forms)."""
+        t = type(test)
+        if t is ast.UnaryOp and isinstance(test.op, ast.Not):
+            inner = self._guard(test.operand)
+            return _NOT_COMPILING if inner == _COMPILING else None
+        if t is ast.BoolOp:
+            parts = [self._guard(v) for v in test.values]
+            if isinstance(test.op, ast.And):
+                if _NOT_COMPILING in parts:
+                    return _NOT_COMPILING
+                return _COMPILING if _COMPILING in parts else None
+            return parts[0] if len(set(parts)) == 1 else None
+        if t is ast.Call and not test.args:
+            qual = self.qualname(test.func) or ""
+            last = (test.func.attr if isinstance(test.func, ast.Attribute)
+                    else test.func.id if isinstance(test.func, ast.Name) else "")
+            if qual in ops.IS_COMPILING_FUNCTIONS or last in ops.IS_COMPILING_NAMES:
+                return _COMPILING
+            if qual in ops.IS_SCRIPTING_FUNCTIONS or last in ops.IS_SCRIPTING_NAMES:
+                return _NOT_COMPILING
+        return None
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.check_branch_test(node.test, None)
@@ -772,30 +1187,88 @@ class Analyzer:
 
     def visit_Call(self, node: ast.Call) -> None:
         self.check_call(node)
+        self._record_call(node)
         self.visit(node.func)
         self.visit_all(node.args)
         for keyword in node.keywords:
             if keyword.arg in ops.HOST_CALLBACK_KEYWORDS:
-                self._note_host_callback(keyword.value)
+                self._note_callback(keyword.value, ROOT_HOST)
                 if isinstance(keyword.value, ast.Lambda):
                     self.stack.append(keyword)
-                    host_scope = _Scope("<host lambda>", host=True)
-                    self.scopes.append(host_scope)
+                    outer = self.context
+                    self.context = HOST
                     try:
                         self.visit(keyword.value)
                     finally:
-                        self.scopes.pop()
+                        self.context = outer
                         self.stack.pop()
                     continue
             self.visit(keyword)
 
-    def _note_host_callback(self, value: ast.expr) -> None:
+    def _note_callback(self, value: ast.expr, root: str) -> None:
         if isinstance(value, ast.Call) and value.args and self.qualname(value.func) == "functools.partial":
             value = value.args[0]
-        if isinstance(value, ast.Name):
-            self.host_callbacks.add(value.id)
-        elif isinstance(value, ast.Attribute):
-            self.host_callbacks.add(value.attr)
+        ref = self._callee_ref(value, call=False)
+        if ref is not None:
+            self.produced.roots.append((root, ref))
+
+    def _callee_ref(self, func: ast.expr, call: bool = True) -> tuple | None:
+        """How the table will find the function a call (or a passed callable) runs."""
+        qual = self.qualname(func)
+        if qual is not None:
+            return ref_function(qual) if self._is_project(qual) else None
+        if type(func) is ast.Attribute:
+            receiver = func.value
+            if type(receiver) is ast.Name and receiver.id in ("self", "cls") and self.classes and self._self_is_instance():
+                info = self.classes[-1]
+                attr_kind = info.attr_kinds.get(func.attr)
+                if attr_kind is None and func.attr not in info.attr_kinds:
+                    attr_kind = self.ask(("attr", info.id, func.attr))
+                owner = obj_class(attr_kind)
+                if owner is not None:
+                    return ref_module_call(owner) if call else None
+                if attr_kind is None:
+                    return ref_method(info.id, func.attr)
+                return None
+            owner = obj_class(self.kind(receiver))
+            if owner is not None:
+                return ref_method(owner, func.attr)
+            return None
+        owner = obj_class(self.kind(func))
+        if owner is not None and call:
+            return ref_module_call(owner)
+        return None
+
+    def _record_call(self, node: ast.Call) -> None:
+        func = node.func
+        qual = self.qualname(func)
+        if qual is not None and not self._is_project(qual):
+            if qual in ops.COMPILED_WRAPPERS and node.args:
+                self._note_callback(node.args[0], ROOT_COMPILED)
+            elif qual in ops.DISABLE_DECORATORS and node.args:
+                self._note_callback(node.args[0], ROOT_HOST)
+            return
+        ref = self._callee_ref(func)
+        if ref is None:
+            return
+        args = []
+        star = False
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                star = True
+                break
+            args.append(self._arg_fact(arg))
+        keywords = {}
+        for item in node.keywords:
+            if item.arg is None:
+                star = True
+            else:
+                keywords[item.arg] = self._arg_fact(item.value)
+        context = self.context or CALL
+        self.produced.calls.append((self._function_id(), ref, tuple(args), keywords, star, context))
+
+    def _arg_fact(self, arg: ast.expr) -> tuple:
+        return (relevant(self.kind(arg)), not self.uncertain(arg))
 
     # ------------------------------------------------------------------ rule events
     def check_subscript_read(self, node: ast.Subscript) -> None:
@@ -889,12 +1362,57 @@ class Analyzer:
 
 
 # ---------------------------------------------------------------------- helpers
-_PY_DISPLAYS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
-                          ast.JoinedStr, ast.GeneratorExp})
+_PY_DISPLAYS = frozenset({ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.JoinedStr, ast.GeneratorExp})
 _VALUE_BUILTINS = frozenset({"int", "float", "bool", "len", "max", "min", "abs", "round"})
 _BUILTIN_NAMES = frozenset({"len", "int", "float", "bool", "complex", "range", "max", "min", "abs", "round", "sum",
                             "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "hasattr",
                             "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"})
+_SEQUENCE_ANNOTATIONS = frozenset({"list", "tuple", "List", "Tuple", "Sequence", "Iterable", "typing.List",
+                                   "typing.Tuple", "typing.Sequence", "typing.Iterable", "collections.abc.Sequence",
+                                   "collections.abc.Iterable"})
+_MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "typing.Dict", "typing.Mapping", "collections.abc.Mapping",
+                                  "OrderedDict", "typing.OrderedDict", "collections.OrderedDict"})
+_MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see _annotation_kind)
+_MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
+_COMPILING = "compiling"
+_NOT_COMPILING = "not compiling"
+
+
+def _union_sides(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_sides(node.left) + _union_sides(node.right)
+    return [node]
+
+
+def _chain_root(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _is_constant_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_training_loop(loop) -> bool:
+    """The loop's body (not nested functions) calls ``.backward()`` or steps an optimizer."""
+    pending = list(loop.body)
+    while pending:
+        node = pending.pop()
+        t = type(node)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        if t is ast.Call and type(node.func) is ast.Attribute:
+            method = node.func.attr
+            if method in ops.TRAINING_STEP_METHODS:
+                if method != "step":
+                    return True
+                receiver = _chain_root(node.func.value).lower() + "." + (
+                    node.func.value.attr.lower() if isinstance(node.func.value, ast.Attribute) else "")
+                if any(hint in receiver for hint in ops.OPTIMIZER_NAME_HINTS):
+                    return True
+        pending.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _canonical(qualified: str) -> str:
@@ -908,7 +1426,7 @@ def _canonical(qualified: str) -> str:
     return qualified
 
 
-def _tensor_method_kind(receiver: str, method: str, node: ast.Call) -> str | None:
+def _tensor_method_kind(receiver, method: str, node: ast.Call):
     if method in ops.SIZE_METHODS:
         return SIZE
     if method in ops.RANK_METHODS or method in ops.META_METHODS:
@@ -927,40 +1445,16 @@ def _tensor_method_kind(receiver: str, method: str, node: ast.Call) -> str | Non
         return MASK
     if receiver == SCALAR_TENSOR and method in ops.MASK_PRESERVING_METHODS:
         return SCALAR_TENSOR
+    if method in ops.SEQUENCE_RESULT_METHODS:
+        return (SEQ, TENSOR)
     if method in ("float", "double", "half", "bfloat16", "long", "int", "to", "type_as", "abs", "neg",
                   "exp", "log", "sqrt", "sigmoid", "relu", "clamp", "detach", "clone", "cpu", "cuda"):
         return SCALAR_TENSOR if receiver == SCALAR_TENSOR else TENSOR
     return TENSOR
 
 
-def _unpacked_kind(kind: str | None) -> str | None:
-    if kind in TENSORISH:
-        return TENSOR
-    if kind in (SIZE, DATA, NDARRAY):
-        return kind
-    return None
-
-
-def _iteration_kind(kind: str | None) -> str | None:
-    if kind in TENSORISH:
-        return TENSOR
-    if kind in (SIZE, DATA):
-        return kind
-    return None
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+def _iteration_kind(kind):
+    return element_kind(kind)
 
 
 def _is_staticmethod(node) -> bool:
@@ -994,12 +1488,15 @@ def _dispatch(dynamic_ops: tuple[str, ...]) -> checks.Dispatch:
 _RECURSION_LIMIT = 20_000
 
 
-def analyze(tree: ast.AST, lines: list[str], dynamic_ops=()) -> list[Finding]:
-    """All findings for a parsed module (unsorted, no noqa/selection applied)."""
+def analyze_file(tree: ast.AST, lines: list[str], dynamic_ops=(), *, module: str = "", is_package: bool = False,
+                 facts: ProjectFacts = EMPTY, project_roots: frozenset[str] = frozenset()) -> FileAnalysis:
+    """Walk a parsed module with the project table ``facts``: findings (unsorted, no noqa or
+    selection applied), where they stand, and the file's own facts."""
     limit = sys.getrecursionlimit()
     if limit < _RECURSION_LIMIT and sys.version_info >= (3, 11):
         sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
-        return Analyzer(lines, dynamic_ops).run(tree)
+        return Analyzer(lines, dynamic_ops, module=module, is_package=is_package, facts=facts,
+                        project_roots=project_roots).run(tree)
     finally:
         sys.setrecursionlimit(limit)

@@ -39,13 +39,16 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--exclude", action="append", metavar="GLOBS",
                        help="globs of files/directories to skip (replaces the config's exclude)")
     group.add_argument("--extend-exclude", action="append", metavar="GLOBS", help="globs to skip, in addition")
+    group.add_argument("--include-host", action="store_true", default=None,
+                       help="also report device hazards in code that only runs on the host (datasets, collate "
+                            "functions, module construction, eager-only code); see the README's 'Regions'")
     group.add_argument("--config", metavar="FILE",
                        help="use this pyproject.toml (or a file with the [tool.dynlint] keys at top level)")
 
 
 def selection_overrides(args: argparse.Namespace) -> dict:
     return {key: getattr(args, key, None)
-            for key in ("select", "extend_select", "ignore", "exclude", "extend_exclude", "config")}
+            for key in ("select", "extend_select", "ignore", "exclude", "extend_exclude", "config", "include_host")}
 
 
 def register(subparsers) -> None:
@@ -130,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
 
         files = _discover(paths, settings)
         progress = Progress.for_run(len(files))
-        results = run_files(files, settings, args.jobs, open_cache(args.cache_dir, settings, enabled=not args.no_cache))
+        results = run_files(files, settings, args.jobs, open_cache(args.cache_dir, settings, enabled=not args.no_cache),
+                            progress=progress)
 
     stream = sys.stdout
     if args.output_file:
@@ -148,9 +152,7 @@ def run(args: argparse.Namespace) -> int:
         reporter.start()
         for result in results:
             if progress is not None:
-                if result.findings:
-                    progress.clear()
-                progress.advance()
+                progress.clear()
             reporter.add(result)
         if progress is not None:
             progress.clear()

@@ -1,0 +1,370 @@
+"""Project facts: what one file tells the others, and the solved table they all read.
+
+Each file's walk *produces* ``FileFacts`` — its functions (parameters,
+decorations), classes (bases, methods, the kinds of ``self.<attr>``), the
+module-level names it imports (re-exports), the kind each function returns,
+every call to a project function with the kinds of its arguments, and the call
+edges and roots that decide where code runs.  Nothing in it depends on other
+files.
+
+``ProjectFacts`` solves all files' facts into one table: names resolved
+through re-exports, classes' method resolution and ``nn.Module``-ness through
+project bases, each parameter's kind as the join of the arguments its callers
+pass, each function's return kind.  A walk *consumes* it through ``answer``:
+every question and its answer is recorded (``Consumed``), so the engine knows
+which files to walk again when the table changes, and the cache can tell
+whether a stored result is still valid (``dynlint.project``).
+
+Keys and answers are plain tuples/strings (JSON-able), so both sides survive
+the results cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dynlint import ops
+from dynlint.analysis.kinds import MASK, OBJ, PY, SCALAR_TENSOR, TENSOR, TENSORISH
+
+# --- what a file produces -------------------------------------------------------------
+
+#: a function: (positional parameter names, keyword-only names, has *args, has **kwargs,
+#: bound: the first positional parameter is self/cls, flags)
+FunctionRecord = tuple
+
+# flags of a function
+COMPILED = "compiled"     # @torch.compile, or passed to torch.compile/checkpoint/vmap
+DISABLED = "disabled"     # @torch.compiler.disable / @torch._dynamo.disable: always runs eagerly
+KERNEL = "kernel"         # @triton.jit, @numba.jit, @cuda.jit: not PyTorch code at all
+
+# call contexts (where a call stands in its caller)
+CALL = "call"             # an ordinary call
+TRAIN = "train"           # inside a training loop's body (a loop that calls backward/optimizer.step)
+HOST = "host"             # under a guard that only runs eagerly (not is_compiling(), ...)
+
+# root kinds
+ROOT_COMPILED = "compiled"
+ROOT_TRAIN = "train"
+ROOT_HOST = "host"
+
+
+@dataclass
+class FileFacts:
+    module: str
+    functions: dict[str, FunctionRecord] = field(default_factory=dict)
+    #: class id -> (base qualified names, local module evidence, local dataset evidence)
+    classes: dict[str, tuple] = field(default_factory=dict)
+    #: module-level name -> qualified name it imports (what the module re-exports)
+    aliases: dict[str, str] = field(default_factory=dict)
+    #: function id -> (kind, maybe) of what it returns
+    returns: dict[str, tuple] = field(default_factory=dict)
+    #: (caller id, callee ref, positional (kind, maybe)..., {keyword: (kind, maybe)}, has * or **, context)
+    calls: list[tuple] = field(default_factory=list)
+    #: class id -> {attribute: kind} for ``self.<attribute> = value``
+    attrs: dict[str, dict] = field(default_factory=dict)
+    #: (root kind, callee ref): where compiled/training/host code starts
+    roots: list[tuple] = field(default_factory=list)
+
+    def to_json(self) -> list:
+        return [self.module, self.functions, self.classes, self.aliases, self.returns,
+                self.calls, self.attrs, self.roots]
+
+    @classmethod
+    def from_json(cls, data: list) -> "FileFacts":
+        module, functions, classes, aliases, returns, calls, attrs, roots = data
+        return cls(module, {k: tuples(v) for k, v in functions.items()}, {k: tuples(v) for k, v in classes.items()},
+                   aliases, {k: tuples(v) for k, v in returns.items()}, [tuples(c) for c in calls],
+                   {k: {a: tuples(v) for a, v in d.items()} for k, d in attrs.items()}, [tuples(r) for r in roots])
+
+
+def tuples(value):
+    """JSON lists back to the tuples they were (dicts are kept)."""
+    if type(value) is list:
+        return tuple(tuples(v) for v in value)
+    if type(value) is dict:
+        return {k: tuples(v) for k, v in value.items()}
+    return value
+
+
+# Callee references, resolved by the table:
+#   ("q", qualified name)          a function, or a class (its constructor)
+#   ("m", class qualname, method)  a method looked up through the class's bases (bound call)
+#   ("mod", class qualname)        calling an nn.Module instance: its forward (bound call)
+def ref_function(qualname: str) -> tuple:
+    return ("q", qualname)
+
+
+def ref_method(class_id: str, method: str) -> tuple:
+    return ("m", class_id, method)
+
+
+def ref_module_call(class_id: str) -> tuple:
+    return ("mod", class_id)
+
+
+# --- joins --------------------------------------------------------------------------------
+
+def join_contributions(contributions) -> tuple | None:
+    """The kind of a parameter from what its call sites pass: (kind, maybe) or None.
+
+    Every site passing a proven tensor makes a proven tensor (a boolean mask stays a
+    mask only if all are masks); some sites passing a tensor and others something else
+    (a default, a flag, an unknown value) make a *maybe* tensor; no tensor at all gives
+    the one kind every site agrees on, or unknown."""
+    kinds = set()
+    maybe = False
+    for kind, sure in contributions:
+        kinds.add(kind)
+        if not sure:
+            maybe = True
+    tensors = kinds & TENSORISH
+    if tensors:
+        kind = MASK if tensors == {MASK} else SCALAR_TENSOR if tensors == {SCALAR_TENSOR} else TENSOR
+        return (kind, maybe or len(tensors) != len(kinds))
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        return None if kind is None else (kind, maybe)
+    return None
+
+
+# --- the solved table ---------------------------------------------------------------------
+
+class ProjectFacts:
+    """All files' facts, solved; ``answer(key)`` is the only question a walk asks."""
+
+    def __init__(self, files=()):
+        self.functions: dict[str, FunctionRecord] = {}
+        self.classes: dict[str, tuple] = {}
+        self.returns: dict[str, tuple] = {}
+        self.attrs: dict[str, dict] = {}
+        self.namespaces: dict[str, dict[str, str]] = {}
+        self.files: list[FileFacts] = list(files)
+        #: relpath -> module name of the files of the run that solved this table
+        self.module_of: dict[str, str] = {}
+        for facts in self.files:
+            namespace = self.namespaces.setdefault(facts.module, {})
+            namespace.update(facts.aliases)
+            for table, items in ((self.functions, facts.functions), (self.classes, facts.classes),
+                                 (self.returns, facts.returns)):
+                for key, value in items.items():
+                    table.setdefault(key, value)
+            for class_id, attrs in facts.attrs.items():
+                merged = self.attrs.setdefault(class_id, {})
+                for name, kind in attrs.items():
+                    merged[name] = kind if merged.get(name, kind) == kind else None
+        for defined in list(self.functions) + list(self.classes):
+            module, _, name = defined.rpartition(".")
+            if module in self.namespaces and "." not in name:
+                self.namespaces[module].setdefault(name, defined)
+        self._resolved: dict[str, str | None] = {}
+        self._flags: dict[str, tuple] = {}
+        self._params_solved: dict[tuple[str, str], tuple] | None = None
+
+    def modules(self) -> list[str]:
+        return [facts.module for facts in self.files]
+
+    # ---------------------------------------------------------------- the one entry point
+    def answer(self, key: tuple):
+        """The answer to one question a walk asks.  Questions are about meaning, not names, so
+        a walk is repeated only when something it used really changed:
+
+        * ``("call", qualname)``: what calling that project name gives — ``(kind, maybe)`` of
+          the function's return, ``(("obj", class, is_module), False)`` for a class;
+        * ``("mcall", class, method)``: what calling that method on an instance gives;
+        * ``("modcall", class)``: what calling an instance (its ``forward``) gives;
+        * ``("param", function, name)``: the join of what callers pass, ``(kind, maybe)``;
+        * ``("base", qualname)``: ``(is_module, is_dataset)`` of a project base class;
+        * ``("attr", class, name)``: the kind of ``self.<name>`` in that class or its bases.
+        """
+        kind = key[0]
+        if kind == "call":
+            target = self.resolve(key[1])
+            if target is None:
+                return None
+            if target in self.classes:
+                flags = self.class_flags(target)
+                return ((OBJ, target, bool(flags and flags[0])), False)
+            return self.returns.get(target)
+        if kind == "mcall":
+            target = self.method(key[1], key[2])
+            return self.returns.get(target) if target else None
+        if kind == "modcall":
+            target = self.method(key[1], "forward") or self.method(key[1], "__call__")
+            return self.returns.get(target) if target else None
+        if kind == "param":
+            if self._params_solved is None:
+                self._params_solved = self._solve_params()
+            return self._params_solved.get((key[1], key[2]))
+        if kind == "base":
+            target = self.resolve(key[1])
+            flags = self.class_flags(target) if target else None
+            return flags if flags and (flags[0] or flags[1]) else None
+        if kind == "attr":
+            return self.attr(key[1], key[2])
+        raise KeyError(key)
+
+    # ---------------------------------------------------------------- names
+    def resolve(self, qualname: str, depth: int = 0) -> str | None:
+        """The project definition a qualified name refers to (through re-exports), or None."""
+        if qualname in self.functions or qualname in self.classes:
+            return qualname
+        if depth == 0 and qualname in self._resolved:
+            return self._resolved[qualname]
+        result = None
+        if depth < 12:
+            parts = qualname.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                namespace = self.namespaces.get(".".join(parts[:cut]))
+                if namespace is None:
+                    continue
+                target = namespace.get(parts[cut])
+                if target is not None and target != qualname:
+                    rest = parts[cut + 1:]
+                    result = self.resolve(".".join([target, *rest]), depth + 1)
+                break
+        if depth == 0:
+            self._resolved[qualname] = result
+        return result
+
+    # ---------------------------------------------------------------- classes
+    def class_flags(self, class_id: str, seen: frozenset = frozenset()) -> tuple | None:
+        """(is an nn.Module, is a Dataset) for a project class, through its bases."""
+        record = self.classes.get(class_id)
+        if record is None:
+            return None
+        cached = self._flags.get(class_id)
+        if cached is not None:
+            return cached
+        bases, is_module, is_dataset = record
+        for base in bases:
+            if base in ops.DATASET_BASE_QUALNAMES:
+                is_dataset = True
+            elif is_module_base(base):
+                is_module = True
+            else:
+                resolved = self.resolve(base)
+                if resolved is not None and resolved not in seen and resolved != class_id:
+                    flags = self.class_flags(resolved, seen | {class_id})
+                    if flags is not None:
+                        is_module = is_module or flags[0]
+                        is_dataset = is_dataset or flags[1]
+        flags = (is_module, is_dataset)
+        if not seen:
+            self._flags[class_id] = flags
+        return flags
+
+    def mro(self, class_id: str) -> list[str]:
+        """The class and its project bases, depth-first, left to right (close enough to C3 here)."""
+        order: list[str] = []
+        pending = [class_id]
+        while pending and len(order) < 64:
+            current = pending.pop(0)
+            if current in order or current not in self.classes:
+                continue
+            order.append(current)
+            bases = [self.resolve(b) for b in self.classes[current][0]]
+            pending[:0] = [b for b in bases if b is not None]
+        return order
+
+    def method(self, class_id: str, name: str) -> str | None:
+        for owner in self.mro(class_id):
+            candidate = f"{owner}.{name}"
+            if candidate in self.functions:
+                return candidate
+        return None
+
+    def attr(self, class_id: str, name: str):
+        for owner in self.mro(class_id):
+            attrs = self.attrs.get(owner)
+            if attrs and name in attrs:
+                return attrs[name]
+        return None
+
+    # ---------------------------------------------------------------- calls
+    def callee(self, ref: tuple) -> tuple[str | None, bool]:
+        """(function id, bound) for a callee reference; bound: the first parameter is the
+        receiver, not an argument."""
+        tag = ref[0]
+        if tag == "q":
+            target = self.resolve(ref[1])
+            if target is None:
+                return None, False
+            if target in self.classes:
+                return self.method(target, "__init__"), True
+            record = self.functions.get(target)
+            return target, bool(record and record[4] and _is_method_id(target, self))
+        if tag == "m":
+            owner = self.resolve(ref[1])
+            return (self.method(owner, ref[2]) if owner else None), True
+        if tag == "mod":
+            owner = self.resolve(ref[1])
+            if owner is None:
+                return None, True
+            return self.method(owner, "forward") or self.method(owner, "__call__"), True
+        return None, False
+
+    def _solve_params(self) -> dict[tuple[str, str], tuple]:
+        contributions: dict[tuple[str, str], list] = {}
+        for facts in self.files:
+            for _caller, ref, args, keywords, star, _context in facts.calls:
+                target, bound = self.callee(ref)
+                record = self.functions.get(target) if target else None
+                if record is None:
+                    continue
+                positional, keyword_only, has_varargs, has_varkw, _bound, _flags = record
+                names = positional[1:] if bound and record[4] else positional
+                given = set()
+                for name, value in zip(names, args):
+                    contributions.setdefault((target, name), []).append(value)
+                    given.add(name)
+                for name, value in keywords.items():
+                    if name in names or name in keyword_only:
+                        contributions.setdefault((target, name), []).append(value)
+                        given.add(name)
+                for name in list(names[len(args):]) + list(keyword_only):
+                    if name not in given:
+                        # omitted: the default (a plain value), or hidden in *args/**kwargs
+                        # (a plain default, or hidden in *args/**kwargs: not a tensor this walk knows of)
+                        contributions.setdefault((target, name), []).append((None, False))
+        return {key: joined for key, values in contributions.items()
+                if (joined := join_contributions(values)) is not None}
+
+
+def _is_method_id(function_id: str, table: ProjectFacts) -> bool:
+    owner = function_id.rpartition(".")[0]
+    return owner in table.classes
+
+
+def is_module_base(qualname: str) -> bool:
+    """A base class (qualified name, torch or third-party) that makes a class an nn.Module."""
+    if qualname in ops.MODULE_BASE_QUALNAMES:
+        return True
+    if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper() \
+            and qualname not in ops.DATASET_BASE_QUALNAMES and not qualname.startswith("torch.nn.parameter."):
+        return True
+    return qualname.endswith(ops.MODULE_BASE_SUFFIXES)
+
+
+EMPTY = ProjectFacts()
+
+
+class Consumed:
+    """The questions one walk asked of a table, with the answers it got."""
+
+    __slots__ = ("table", "answers")
+
+    def __init__(self, table: ProjectFacts):
+        self.table = table
+        self.answers: dict[tuple, object] = {}
+
+    def ask(self, key: tuple):
+        answers = self.answers
+        if key in answers:
+            return answers[key]
+        value = answers[key] = self.table.answer(key)
+        return value
+
+
+def still_valid(answers, table: ProjectFacts) -> bool:
+    """Whether every recorded question gets the same answer from ``table``."""
+    return all(table.answer(key) == value for key, value in answers)

@@ -1,0 +1,156 @@
+"""Module names for the files of a run: the first step of the project index.
+
+A file's module name follows its package: ``pkg/sub/mod.py`` is ``pkg.sub.mod``
+when ``pkg/`` and ``pkg/sub/`` hold an ``__init__.py``; ``__init__.py`` names
+the package itself; a file outside any package is named by its stem (a script,
+or a module run from its own directory).  Imports between project modules are
+resolved against these names (``dynlint.analysis.project``), with a fallback on
+unique suffixes for projects imported from an unusual root (namespace packages,
+``sys.path`` tweaks).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+
+@lru_cache(maxsize=4096)
+def _is_package(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+
+def module_name(path: str) -> str:
+    """The dotted module name of the Python file at ``path`` (see the module docstring)."""
+    absolute = os.path.abspath(path)
+    directory, filename = os.path.split(absolute)
+    stem = filename[:-3] if filename.endswith(".py") else filename[:-4] if filename.endswith(".pyi") else filename
+    parts = [] if stem == "__init__" else [stem]
+    while directory and _is_package(directory):
+        directory, package = os.path.split(directory)
+        parts.append(package)
+        if not package:
+            break
+    parts.reverse()
+    return ".".join(p for p in parts if p) or stem
+
+
+def is_package_init(path: str) -> bool:
+    return os.path.basename(path) in ("__init__.py", "__init__.pyi")
+
+
+def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str | None:
+    """The absolute module named by ``from <level dots><target> import ...`` inside ``module``."""
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        if level - 1 > len(parts):
+            return None
+        parts = parts[: len(parts) - (level - 1)]
+    if target:
+        parts.extend(target.split("."))
+    return ".".join(parts) or None
+
+
+# --- the import graph ----------------------------------------------------------------------
+import re  # noqa: E402 - only the graph needs it
+
+_FROM_IMPORT_RE = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\r\n#]*)", re.M)
+_IMPORT_RE = re.compile(rb"^[ \t]*import[ \t]+([\w. \t,]+)", re.M)
+_NAME_RE = re.compile(rb"[A-Za-z_]\w*")
+
+
+def imported_modules(data: bytes, module: str, is_package: bool, known: set[str]) -> set[str]:
+    """The project modules a file imports (read from its text, before it is parsed: a superset
+    is fine, this only orders the first round of walks).  Importing ``a.b.c`` also depends on
+    the packages ``a`` and ``a.b`` (their ``__init__`` may re-export)."""
+    found: set[str] = set()
+
+    def add(name: str) -> None:
+        parts = name.split(".")
+        for cut in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:cut])
+            if prefix in known:
+                found.add(prefix)
+
+    for match in _FROM_IMPORT_RE.finditer(data):
+        dots, target, names = match.group(1), match.group(2).decode("ascii", "replace"), match.group(3)
+        base = resolve_relative(module, is_package, len(dots), target or None) if dots else target
+        if not base:
+            continue
+        add(base)
+        for name in _NAME_RE.findall(names):
+            if name != b"as":
+                candidate = f"{base}.{name.decode('ascii', 'replace')}"
+                if candidate in known:
+                    found.add(candidate)
+    for match in _IMPORT_RE.finditer(data):
+        for item in match.group(1).split(b","):
+            words = item.split()
+            if words:
+                add(words[0].decode("ascii", "replace"))
+    found.discard(module)
+    return found
+
+
+def levels(dependencies: list[set[int]]) -> list[list[int]]:
+    """Files in levels, dependencies first: every file comes after the files it imports,
+    except within an import cycle (a cycle shares one level).  Deterministic."""
+    count = len(dependencies)
+    index = [0] * count
+    low = [0] * count
+    on_stack = [False] * count
+    visited = [False] * count
+    stack: list[int] = []
+    component = [-1] * count
+    components: list[list[int]] = []
+    counter = 0
+    for start in range(count):
+        if visited[start]:
+            continue
+        # iterative Tarjan
+        work = [(start, iter(sorted(dependencies[start])))]
+        visited[start] = on_stack[start] = True
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if not visited[child]:
+                    visited[child] = on_stack[child] = True
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    work.append((child, iter(sorted(dependencies[child]))))
+                    advanced = True
+                    break
+                if on_stack[child]:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    component[member] = len(components)
+                    members.append(member)
+                    if member == node:
+                        break
+                components.append(sorted(members))
+    # components come out dependencies first; a component's level is one above its deepest dependency
+    level_of = [0] * len(components)
+    for number, members in enumerate(components):
+        deps = {component[d] for m in members for d in dependencies[m]} - {number}
+        level_of[number] = 1 + max((level_of[d] for d in deps), default=-1)
+    result: list[list[int]] = [[] for _ in range(max(level_of, default=-1) + 1)]
+    for number, members in enumerate(components):
+        result[level_of[number]].extend(members)
+    return [sorted(level) for level in result]
