@@ -120,7 +120,10 @@ def _classify_guard(part: str) -> GuardFailure:
         return GuardFailure("state", "", guard)
     match = _VALUE_GUARD_RE.match(guard)
     if match:
-        return GuardFailure("value", match.group("source"), guard, expected=match.group("value").strip())
+        source = match.group("source")
+        # A module's own attribute (self.output_size): another instance or configuration, not data.
+        kind = "state" if re.match(r"(?:self|L\['self'\]|fn)\b|.*_modules\[", source) else "value"
+        return GuardFailure(kind, source, guard, expected=match.group("value").strip())
     if re.search(r"\b___stack\d+\b|\bsym_(?:max|min|not|float|int)\b|[<>]=?", guard):
         names = re.findall(r"\b(___stack\d+|[A-Za-z_]\w*)\b", guard)
         source = next((n for n in names if n.startswith("___")), "")
@@ -206,12 +209,13 @@ def parse_graph_break(message: str) -> GraphBreak | None:
     return GraphBreak(match.group("file"), int(match.group("line")), reason or "graph break", detail)
 
 
-def guard_locations(reason: str) -> tuple:
-    """(file fragment, line) pairs quoted by a guard reason, torch's own files left out."""
+def guard_locations(reason: str, keep_libraries: bool = False) -> tuple:
+    """(file fragment, line) pairs quoted by a guard reason; library files left out (with
+    ``keep_libraries``, only torch's own), so confirm lints only the user's files."""
     found = []
     for match in _GUARD_LOCATION_RE.finditer(reason or ""):
         fragment = match.group("file")
-        if is_library_file(fragment):
+        if is_torch_file(fragment) if keep_libraries else is_library_file(fragment):
             continue
         item = (fragment, int(match.group("line")))
         if item not in found:
@@ -228,6 +232,14 @@ def path_matches(fragment: str, path: str) -> bool:
 
 
 _LIBRARY_MARKERS = ("/torch/", "/site-packages/", "/dist-packages/", "/dynlint/runtime/", "<frozen", "<string>")
+
+
+def is_torch_file(path: str) -> bool:
+    """torch's own files (and ours), as full or left-shortened paths."""
+    normalized = path.replace("\\", "/")
+    if normalized.startswith(("torch/", "nn/modules/", "_dynamo/", "fx/", "utils/_", "_ops.py")):
+        return True
+    return any(marker in normalized for marker in ("/torch/", "/dynlint/runtime/", "<frozen", "<string>"))
 
 
 def is_library_file(path: str) -> bool:
@@ -247,10 +259,33 @@ class _Collector(logging.Handler):
             return
         try:
             event = parse_graph_break(record.getMessage())
+            if event is not None:
+                event = GraphBreak(event.filename, event.line, event.reason, event.detail, traced_frames())
         except Exception:  # never let bookkeeping break the user's run
             return
         if event is not None:
             self._sink(event)
+
+
+def traced_frames() -> tuple:
+    """((file, line, function), ...) of the frames dynamo was tracing when it logged a graph break.
+
+    Read from the exception that ``log_graph_break`` (a method of dynamo's translator, calling
+    the logger synchronously) is reporting: its ``real_stack`` holds the traced frames from the
+    compiled frame down to the break, inlined calls included.  Empty when not found.
+    """
+    import sys
+
+    frame = sys._getframe(1)
+    for _ in range(40):
+        if frame is None:
+            break
+        if frame.f_code.co_name == "log_graph_break":
+            f_locals = frame.f_locals
+            stack = getattr(f_locals.get("exc"), "real_stack", None) or ()
+            return tuple((f.filename, int(f.lineno or 0), f.name) for f in stack)
+        frame = frame.f_back
+    return ()
 
 
 class _DropGraphBreaks(logging.Filter):

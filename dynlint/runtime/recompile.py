@@ -30,9 +30,12 @@ import sys
 import time
 
 from dynlint.runtime.report import (
+    COMMENT_DYNAMIC_INPUT,
+    COMMENT_MODE_SWITCH,
     COMMENT_NEW_INPUT,
     COMMENT_NEW_OUTPUT,
     COMMENT_SAME_SHAPES,
+    COMMENT_STATE_CHANGE,
     Event,
     ModuleInfo,
     RecompileReport,
@@ -86,15 +89,35 @@ def choose_backend(model, backend=None) -> str:
 class _ModuleState:
     """What one module has seen: hashes only, never tensors."""
 
-    __slots__ = ("info", "seen_in", "seen_out", "seen_graphs", "reference_ops", "span")
+    __slots__ = ("info", "seen_in", "seen_out", "seen_graphs", "reference_ops", "span", "parent", "children",
+                 "depth", "name", "first_step")
 
-    def __init__(self, info: ModuleInfo, span):
+    def __init__(self, info: ModuleInfo, span, parent=None):
         self.info = info
         self.seen_in: set = set()
         self.seen_out: set = set()
         self.seen_graphs: set = set()
         self.reference_ops: dict = {}   # input-signature hash -> op-key tuple of its first graph
-        self.span = span                # (abs filename, first line, last line) of forward, or None
+        self.span = span                # (abs filename, first line, last line) of the unwrapped forward, or None
+        self.parent = parent
+        self.children: list = []
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.name = info.path.rsplit("/", 1)[-1]   # the attribute name in its parent
+        self.first_step = None          # the step it first compiled in (compile backend)
+        if parent is not None:
+            parent.children.append(self)
+
+    def descendants(self):
+        for child in self.children:
+            yield child
+            yield from child.descendants()
+
+    def contains(self, other) -> bool:
+        while other is not None:
+            if other is self:
+                return True
+            other = other.parent
+        return False
 
 
 class _Frame:
@@ -132,7 +155,6 @@ class RecompileDetector:
         self._attached = False
         self._recorder = None
         self._capture = None
-        self._breaks_seen: set = set()
         self._states: list[_ModuleState] = []
         self._root_state = None
 
@@ -140,9 +162,12 @@ class RecompileDetector:
     def attach(self) -> None:
         if self._attached:
             return
+        by_path = {}
         for path, module in _walk(self.root, self.mdlname):
             info = ModuleInfo(path, type(module).__name__, _forward_location(module))
-            self._states.append(_ModuleState(info, _forward_span(module)))
+            state = _ModuleState(info, _forward_span(module), by_path.get(path.rsplit("/", 1)[0]) if by_path else None)
+            by_path[path] = state
+            self._states.append(state)
             self._registrations.append(f"{'  ' * path.count('/')}{GAUDI_TAG} Registering hooks for {path} of type "
                                        f"{type(module)} probably defined here {inspect.getmodule(type(module))}")
         self._root_state = self._states[0]
@@ -164,6 +189,16 @@ class RecompileDetector:
         if self._capture is not None:
             self._capture.stop()
             self._capture = None
+        for handle in getattr(self, "_hook_handles", ()):
+            handle.remove()
+        self._hook_handles = []
+        if getattr(self, "_warning_filter", None) is not None:
+            import warnings
+
+            if self._warning_filter in warnings.filters:
+                warnings.filters.remove(self._warning_filter)
+                warnings._filters_mutated()
+            self._warning_filter = None
         for obj, name, had_own, old in reversed(self._restore):
             if had_own:
                 obj.__dict__[name] = old
@@ -299,83 +334,231 @@ class RecompileDetector:
         return output
 
     # -- compile backend ----------------------------------------------------
+    # Attribution: global module hooks keep a stack of the modules whose forward really runs
+    # (inside a compiled graph they are traced away, so they cost nothing there and add no
+    # guards).  A compile recorded, or a graph break logged, while module M is on top belongs
+    # to M or, when the traced frames show it, to a submodule of M inlined into M's graph.
+    # Dynamo logs a break again each time it retraces a deeper frame, so within a step the
+    # deepest attribution of a break wins.
     def _attach_compile(self) -> None:
+        import torch
+        from torch.nn.modules import module as nn_module
+
         from dynlint.runtime.dynamo_events import DynamoCapture
 
         _, holder, attribute = _compiled_target(self.model)
         original = holder.__dict__[attribute]
+        modules = [m for _, m in _walk(self.root, "")]
+        by_id = {id(m): state for state, m in zip(self._states, modules)}
+        self._by_id = by_id
+        self._compile_stack: list = []
+        self._last_record = None
+        self._root_input_seen: set = set()
+        self._input_new = True
+        self._break_events: dict = {}
         self._capture = DynamoCapture(quiet=True)
         self._capture.listeners.append(self._on_dynamo_event)
         self._capture.start()
+        self._last_record = _last_compile_record()
+        stack = self._compile_stack
+        is_compiling = torch.compiler.is_compiling
         detector = self
 
+        def pre_hook(module, args):
+            if is_compiling():
+                return
+            state = by_id.get(id(module))
+            if state is not None:
+                detector._poll()
+                stack.append(state)
+
+        def post_hook(module, args, output):
+            if is_compiling():
+                return
+            state = by_id.get(id(module))
+            if state is not None and state in stack:
+                detector._poll()
+                while stack and stack.pop() is not state:
+                    pass
+
+        _skip_dynamo(pre_hook, post_hook)
+        # torch warns that global hooks also fire for the OptimizedModule wrapper; ours ignore it.
+        import warnings
+
+        warnings.filterwarnings("ignore", message=r"Using `torch\.compile\(module\)` when there are global hooks")
+        self._warning_filter = warnings.filters[0]
+        self._hook_handles = [nn_module.register_module_forward_pre_hook(pre_hook),
+                              nn_module.register_module_forward_hook(post_hook, always_call=True)]
+
         def step_call(*args, **kwargs):
+            detector._poll()               # anything compiled between steps belongs to the step before
             detector.step += 1
             path = detector._root_state.info.path
             detector.calls[path] = detector.calls.get(path, 0) + 1
+            key = hash(signature((args, kwargs)))
+            detector._input_new = key not in detector._root_input_seen
+            detector._root_input_seen.add(key)
+            stack.clear()
             try:
                 return original(*args, **kwargs)
             finally:
-                if detector._capture is not None:
-                    detector._capture.poll()
+                detector._poll()
+                stack.clear()
 
         step_call.__wrapped__ = original
         self._wrap(holder, attribute, step_call)
 
+    def _current(self):
+        stack = getattr(self, "_compile_stack", None)
+        return stack[-1] if stack else self._root_state
+
+    def _poll(self) -> None:
+        capture = self._capture
+        if capture is None:
+            return
+        last = _last_compile_record()
+        if last is self._last_record:
+            return
+        self._last_record = last
+        capture.poll()
+
     def _on_dynamo_event(self, event) -> None:
-        from dynlint.runtime.dynamo_events import GraphBreak, path_matches
+        from dynlint.runtime.dynamo_events import GraphBreak
+
+        if isinstance(event, GraphBreak):
+            self._on_graph_break(event)
+        else:
+            self._on_compile(event)
+
+    def _on_graph_break(self, event) -> None:
+        step = max(self.step, 0)
+        current = self._current()
+        state = self._descend(current, event.frames)
+        key = (step, os.path.abspath(event.filename), event.line, event.reason)
+        known = self._break_events.setdefault(key, [])
+        for index in known:
+            existing = self.events[index] if index < len(self.events) else None
+            if existing is None:
+                continue
+            old = self._state_of(existing.path)
+            if old is state or (old is not None and state.contains(old)):
+                return              # the same break, seen again from its module or from further out
+            if old is not None and old.contains(state):
+                self._move_event(index, state)   # a deeper retrace shows where it really is
+                return
+        location = f"{_short_path(event.filename)}:{event.line}"
+        call_site = self._call_site(state, event.frames, event.filename, event.line)
+        cause = location + (f" (from {call_site})" if call_site else "") + (f" {event.detail}" if event.detail else "")
+        comment = f"Graph break: {event.reason}" if event.data_dependent else \
+            f"Graph break (not shape-related): {event.reason}"
+        index = len(self.events)
+        if self._add_event(Event(step, state.info.path, False, False, comment, cause, event.data_dependent)):
+            known.append(index)
+
+    def _on_compile(self, event) -> None:
+        from dynlint.runtime.dynamo_events import guard_locations, user_frames
 
         step = max(self.step, 0)
-        if isinstance(event, GraphBreak):
-            # dynamo logs one break once per frame it was traced in; count it once per step
-            key = (step, event.filename, event.line, event.reason)
-            if key in self._breaks_seen:
-                return
-            self._breaks_seen.add(key)
-            if len(self._breaks_seen) > 4096:
-                self._breaks_seen = {key}
-            state = self._innermost(event.filename, event.line)
-            cause = f"{_short_path(event.filename)}:{event.line}" + (f" {event.detail}" if event.detail else "")
-            self._add_event(Event(step, state.info.path, False, False, f"Graph break: {event.reason}", cause, True))
-            return
+        state = self._current()
+        frames = user_frames(event.recompile_reason)
+        if not frames:
+            frames = tuple((fragment, line, "") for fragment, line in guard_locations(event.recompile_reason,
+                                                                                       keep_libraries=True))
+        state = self._descend(state, frames, fuzzy_paths=True)
+        first_step = state.first_step is None or state.first_step == step
+        if state.first_step is None:
+            state.first_step = step
         if not event.is_recompile:
             return
-        state = self._innermost(event.co_filename, event.co_firstlineno)
-        # A guard that quotes user code (e.g. "if x.shape[0] > 16") points at the module to look at.
-        for fragment, line in event.guard_locations:
-            matches = [s.span[0] for s in self._states if s.span and path_matches(fragment, s.span[0])]
-            if matches:
-                state = self._innermost(matches[0], line)
-                break
-        reason = " ".join(event.recompile_reason.split(" (user code shown is first use")[0].split())
-        size_driven = bool(event.size_mismatches()) or "size()" in reason
-        comment = COMMENT_NEW_INPUT if size_driven else COMMENT_SAME_SHAPES
-        cause = f"{event.co_name}: {reason}"
+        failures = event.failures()
+        kinds = {f.kind for f in failures}
+        guard = " ".join(event.recompile_reason.split("\nUser stack trace:")[0].split(" (user code shown is first use")[0]
+                         .split())
+        cause = f"{event.co_name}: {guard}"
         cause = cause if len(cause) <= 200 else cause[:197] + "..."
-        self._add_event(Event(step, state.info.path, size_driven, False, comment, cause, not size_driven))
+        data_value = any(f.kind == "value" and (f.intermediate or event.is_resume) for f in failures)
+        if "mode" in kinds:
+            self._add_event(Event(step, state.info.path, False, False, COMMENT_MODE_SWITCH, cause, False))
+        elif kinds & {"size", "input"}:
+            if first_step:
+                return          # called again in its first step with other shapes: part of its first compile
+            if self._input_new:
+                self._add_event(Event(step, state.info.path, True, False, COMMENT_NEW_INPUT, cause, False))
+            else:
+                self._add_event(Event(step, state.info.path, True, False, COMMENT_DYNAMIC_INPUT, cause, False))
+        elif data_value:
+            self._add_event(Event(step, state.info.path, False, False, COMMENT_SAME_SHAPES, cause, True))
+        elif "value" in kinds:
+            if first_step:
+                return
+            if self._input_new:
+                self._add_event(Event(step, state.info.path, True, False, COMMENT_NEW_INPUT, cause, False))
+            else:
+                self._add_event(Event(step, state.info.path, False, False, COMMENT_SAME_SHAPES, cause, True))
+        elif "state" in kinds:
+            self._add_event(Event(step, state.info.path, False, False, COMMENT_STATE_CHANGE, cause, False))
+        else:
+            self._add_event(Event(step, state.info.path, False, False, COMMENT_SAME_SHAPES, cause, False))
 
-    def _innermost(self, filename: str, line: int) -> _ModuleState:
-        """The module whose forward source holds filename:line, the innermost (shortest span) first."""
-        filename = os.path.abspath(filename)
-        best = None
+    def _state_of(self, path):
         for state in self._states:
-            span = state.span
-            if span and span[0] == filename and span[1] <= line <= span[2]:
-                if best is None or (span[2] - span[1]) < (best.span[2] - best.span[1]):
-                    best = state
-        return best or self._root_state
+            if state.info.path == path:
+                return state
+        return None
+
+    def _move_event(self, index: int, state) -> None:
+        event = self.events[index]
+        self.counts[event.path] -= 1
+        if not self.counts[event.path]:
+            del self.counts[event.path]
+        event.path = state.info.path
+        self.counts[event.path] = self.counts.get(event.path, 0) + 1
+
+    def _descend(self, state, frames, fuzzy_paths: bool = False):
+        """The submodule of ``state`` whose forward the traced ``frames`` (outermost first) ran in."""
+        from dynlint.runtime.dynamo_events import path_matches
+
+        previous = None
+        for filename, line, _function in frames:
+            candidates = []
+            for candidate in state.descendants():
+                span = candidate.span
+                if not span or not span[1] <= line <= span[2]:
+                    continue
+                if (path_matches(filename, span[0]) if fuzzy_paths else os.path.abspath(filename) == span[0]):
+                    candidates.append(candidate)
+            if candidates:
+                chosen = _disambiguate(candidates, previous)
+                if chosen is None:
+                    break       # same class in several places and the call line does not tell which
+                state = chosen
+            previous = (filename, line)
+        return state
+
+    def _call_site(self, state, frames, filename, line) -> str:
+        """Where ``state``'s own forward led to a break in a helper or library function, as file:line."""
+        span = state.span
+        if not span or not frames:
+            return ""
+        if os.path.abspath(filename) == span[0] and span[1] <= line <= span[2]:
+            return ""
+        for frame_file, frame_line, _ in reversed(frames):
+            if os.path.abspath(frame_file) == span[0] and span[1] <= frame_line <= span[2]:
+                return f"{_short_path(frame_file)}:{frame_line}"
+        return ""
 
     # -- events and report --------------------------------------------------
-    def _add_event(self, event: Event) -> None:
+    def _add_event(self, event: Event) -> bool:
         self.counts[event.path] = self.counts.get(event.path, 0) + 1
         if len(self.events) < MAX_EVENTS:
             self.events.append(event)
-        else:
-            self.dropped_events += 1
+            return True
+        self.dropped_events += 1
+        return False
 
     def local_report(self) -> RecompileReport:
         if self._capture is not None:
-            self._capture.poll()
+            self._poll()
         events = [Event(**vars(e)) for e in self.events]
         if self.backend == "compile":
             mark_explained_by_children(events)
@@ -545,6 +728,40 @@ def _walk(module, path, seen=None):
         yield from _walk(child, f"{path}/{name}" if path else name, seen)
 
 
+def _disambiguate(candidates, previous):
+    """One module out of several whose forward holds the frame: the one the calling line names."""
+    if len(candidates) == 1:
+        return candidates[0]
+    if previous is not None:
+        import linecache
+        import re
+
+        text = linecache.getline(previous[0], previous[1])
+        named = [c for c in candidates if re.search(r"\b" + re.escape(c.name) + r"\b", text)]
+        if len(named) == 1:
+            return named[0]
+    shallow = min(c.depth for c in candidates)
+    top = [c for c in candidates if c.depth == shallow]
+    return top[0] if len(top) == 1 else None
+
+
+def _last_compile_record():
+    import torch._dynamo.utils as dynamo_utils
+
+    records = getattr(dynamo_utils, "_compilation_metrics", None)
+    return records[-1] if records else None
+
+
+def _skip_dynamo(*functions) -> None:
+    """Tell dynamo not to compile these functions' frames when they run for real (they hold no tensor code)."""
+    try:
+        from torch._dynamo.eval_frame import skip_code
+    except ImportError:  # pragma: no cover - other torch versions: dynamo then finds no graph and runs them as is
+        return
+    for function in functions:
+        skip_code(function.__code__)
+
+
 def _compiled_target(model):
     """(original module, object holding the compiled callable, attribute) or None if not compiled."""
     try:
@@ -559,8 +776,13 @@ def _compiled_target(model):
 
 
 def _forward_code(module):
+    """The code of the class's forward, under any decorator (transformers wraps many)."""
     forward = getattr(type(module), "forward", None)
     forward = getattr(forward, "__func__", forward)
+    try:
+        forward = inspect.unwrap(forward) if forward is not None else None
+    except ValueError:  # a cycle of __wrapped__
+        pass
     return getattr(forward, "__code__", None)
 
 

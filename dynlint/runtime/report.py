@@ -18,6 +18,10 @@ COMMENT_NEW_INPUT = "Recompiled due to new input shape"
 COMMENT_NEW_OUTPUT = "Already processed input shape still recompiled and has new output shape. Maybe dyn ops"
 COMMENT_SAME_SHAPES = "Already processed input shape still recompiled. Maybe dyn ops"
 COMMENT_CHILD_SUFFIX = ". Could be due to dynamic child"
+# Ours: what Gaudi's tool cannot tell apart.
+COMMENT_DYNAMIC_INPUT = "Recompiled due to new input shape produced by a dynamic op"
+COMMENT_MODE_SWITCH = "Recompiled after a mode switch (train/eval, grad mode, requires_grad). Not dynamic"
+COMMENT_STATE_CHANGE = "Recompiled because an attribute or object it reads changed. Not shape-related"
 # Our addition, after Gaudi's columns: what the backend saw (aten op and user line, guard, break reason).
 CAUSE_COLUMN = "Cause"
 
@@ -74,6 +78,9 @@ def mark_explained_by_children(events: list[Event]) -> None:
     below P (any depth, not only the last child) had a dynamic event: the child
     is the better place to look.  Used where per-call nesting is unknown (the
     compile backend); the eager backends mark this exactly while the calls run.
+    A graph break is never explained away: it happened in P's own code (its
+    forward or a function it called), so it is P's own cause even when a child
+    is dynamic too.
     """
     by_step: dict[tuple, list[Event]] = {}
     for event in events:
@@ -81,7 +88,7 @@ def mark_explained_by_children(events: list[Event]) -> None:
     for group in by_step.values():
         dynamic_paths = {e.path for e in group if e.dynamic}
         for event in group:
-            if event.dynamic:
+            if event.dynamic and not event.comment.startswith("Graph break"):
                 prefix = event.path + "/"
                 event.explained_by_child = any(p.startswith(prefix) for p in dynamic_paths)
 
