@@ -89,21 +89,23 @@ def choose_backend(model, backend=None) -> str:
 class _ModuleState:
     """What one module has seen: hashes only, never tensors."""
 
-    __slots__ = ("info", "seen_in", "seen_out", "seen_graphs", "reference_ops", "span", "parent", "children",
-                 "depth", "name", "first_step")
+    __slots__ = ("info", "seen_in", "seen_out", "seen_graphs", "seen_modes", "reference_ops", "span", "parent",
+                 "children", "depth", "name", "first_step", "code")
 
     def __init__(self, info: ModuleInfo, span, parent=None):
         self.info = info
         self.seen_in: set = set()
         self.seen_out: set = set()
         self.seen_graphs: set = set()
-        self.reference_ops: dict = {}   # input-signature hash -> op-key tuple of its first graph
+        self.seen_modes: set = set()    # (training, grad enabled) pairs it ran in
+        self.reference_ops: dict = {}   # (mode, input-signature hash) -> (op keys, own dynamic-op keys) of its first graph
         self.span = span                # (abs filename, first line, last line) of the unwrapped forward, or None
         self.parent = parent
         self.children: list = []
         self.depth = 0 if parent is None else parent.depth + 1
         self.name = info.path.rsplit("/", 1)[-1]   # the attribute name in its parent
-        self.first_step = None          # the step it first compiled in (compile backend)
+        self.first_step = None          # the step it first ran (or compiled) in
+        self.code = None                # the code object of its unwrapped forward (trace: call sites)
         if parent is not None:
             parent.children.append(self)
 
@@ -121,11 +123,15 @@ class _ModuleState:
 
 
 class _Frame:
-    __slots__ = ("state", "dynamic_below")
+    """One running module call (eager backends)."""
 
-    def __init__(self, state):
+    __slots__ = ("state", "dynamic_below", "own", "mode_new")
+
+    def __init__(self, state, mode_new=False):
         self.state = state
         self.dynamic_below = False
+        self.own = None           # indices of the data-dependent ops this call ran itself (trace)
+        self.mode_new = mode_new  # first call of this module in this train/eval + grad mode
 
 
 class RecompileDetector:
@@ -151,6 +157,8 @@ class RecompileDetector:
         self.dropped_events = 0
         self.calls: dict[str, int] = {}
         self._stack: list[_Frame] = []
+        self._root_inputs: set = set()     # input-signature hashes of the model's calls
+        self._input_new = True             # this step's model input was not seen before
         self._restore: list = []          # (object, attribute, had_own_value, old_value)
         self._attached = False
         self._recorder = None
@@ -174,11 +182,15 @@ class RecompileDetector:
         if self.backend == "compile":
             self._attach_compile()
         else:
+            import torch
+
+            self._is_grad_enabled = torch.is_grad_enabled
             if self.backend == "trace":
-                self._recorder = _make_recorder()
+                self._recorder = _make_recorder(self._stack)
             modules = [m for _, m in _walk(self.root, "")]
             for state, module in zip(self._states, modules):
-                self._wrap(module, "forward", self._make_eager_wrapper(state, module.forward))
+                state.code = _forward_code(module)
+                self._wrap(module, "forward", self._make_eager_wrapper(state, module, module.forward))
         for name, value in (("analyse_dynamicity", self.analyse_dynamicity), ("remove_hooks", self.remove_hooks),
                             ("raw_logs", self.raw_logs), ("recompile_detector", self)):
             self._set(self.model, name, value)
@@ -218,78 +230,123 @@ class RecompileDetector:
         self._set(obj, name, wrapper)
 
     # -- eager backends (trace, shapes, hpu) ----------------------------------
-    def _make_eager_wrapper(self, state, original):
+    def _make_eager_wrapper(self, state, module, original):
         call = self._call_hpu if self.backend == "hpu" else self._call_eager
 
         def forward(*args, **kwargs):
-            return call(state, original, args, kwargs)
+            return call(state, module, original, args, kwargs)
 
         forward.__wrapped__ = original
         return forward
 
-    def _call_eager(self, state, original, args, kwargs):
-        outermost = not self._stack
-        if outermost and state is self._root_state:
-            self.step += 1
+    def _call_eager(self, state, module, original, args, kwargs):
+        stack = self._stack
+        outermost = not stack
         recorder = self._recorder
         in_sig = hash(signature((args, kwargs)))
-        frame = _Frame(state)
+        if outermost and state is self._root_state:
+            self.step += 1
+            self._input_new = in_sig not in self._root_inputs
+            self._root_inputs.add(in_sig)
+        mode = (module.training, self._is_grad_enabled())
+        frame = _Frame(state, mode not in state.seen_modes)
         if outermost and recorder is not None:
             recorder.clear()
             recorder.__enter__()
         start = len(recorder.keys) if recorder is not None else 0
-        self._stack.append(frame)
+        stack.append(frame)
         try:
             output = original(*args, **kwargs)
         finally:
-            self._stack.pop()
+            stack.pop()
             if outermost and recorder is not None:
                 recorder.__exit__(*sys.exc_info())
         try:
             out_sig = hash(signature(output))
             if recorder is not None:
                 ops = tuple(recorder.keys[start:])
-                graph = (in_sig, hash(ops))
+                graph = (mode, in_sig, hash(ops))
             else:
                 ops = None
-                graph = (in_sig, out_sig)
-            self._after_call(state, frame, in_sig, out_sig, graph, ops, start, args, kwargs)
+                graph = (mode, in_sig, out_sig)
+            self._after_call(state, frame, mode, in_sig, out_sig, graph, ops, start, args, kwargs)
         finally:
             if outermost and recorder is not None:
                 recorder.clear()
         return output
 
-    def _after_call(self, state, frame, in_sig, out_sig, graph, ops, start, args, kwargs) -> None:
+    def _after_call(self, state, frame, mode, in_sig, out_sig, graph, ops, start, args, kwargs) -> None:
         path = state.info.path
         self.calls[path] = self.calls.get(path, 0) + 1
         new_in = in_sig not in state.seen_in
         new_out = out_sig not in state.seen_out
+        if state.first_step is None:
+            state.first_step = self.step
         dynamic = False
         if graph not in state.seen_graphs:
-            first = not state.seen_graphs     # a module's first graph is its compile, not a recompile
             state.seen_graphs.add(graph)
-            if not first:
-                dynamic = not new_in
-                if new_in:
-                    comment, cause = COMMENT_NEW_INPUT, "input " + _short_signature(args, kwargs)
-                else:
-                    comment = COMMENT_NEW_OUTPUT if new_out else COMMENT_SAME_SHAPES
-                    cause = self._name_changed_op(state, in_sig, ops, start) if ops is not None else ""
-                self._add_event(Event(self.step, path, new_in, new_out, comment, cause, dynamic,
-                                      explained_by_child=dynamic and frame.dynamic_below))
-            if ops is not None and in_sig not in state.reference_ops \
+            reference_key = (mode, in_sig)
+            parent = self._stack[-1] if self._stack else None
+            if state.first_step == self.step:
+                pass        # its first step: every graph it needs now is its compile, not a recompile
+            elif frame.mode_new:
+                if parent is None or not parent.mode_new:   # one row for the module that switched, not its tree
+                    train = "train" if mode[0] else "eval"
+                    grad = "grad on" if mode[1] else "no_grad"
+                    self._add_event(Event(self.step, path, new_in, new_out, COMMENT_MODE_SWITCH,
+                                          f"first call in {train} mode with {grad}", False))
+            elif new_in:
+                comment = COMMENT_NEW_INPUT if self._input_new else COMMENT_DYNAMIC_INPUT
+                cause = "input " + _short_signature(args, kwargs)
+                if frame.own:        # it runs a data-dependent op itself: worth a look once inputs are fixed
+                    cause += "; runs " + self._recorder.describe(frame.own[0])
+                self._add_event(Event(self.step, path, True, new_out, comment, cause, False))
+            else:
+                dynamic = True
+                own_changed = ops is not None and self._own_ops_changed(state, reference_key, frame)
+                comment = COMMENT_NEW_OUTPUT if new_out else COMMENT_SAME_SHAPES
+                cause = self._name_changed_op(state, reference_key, ops, start, frame if own_changed else None) \
+                    if ops is not None else ""
+                self._add_event(Event(self.step, path, False, new_out, comment, cause, True,
+                                      explained_by_child=frame.dynamic_below and not own_changed))
+            if ops is not None and reference_key not in state.reference_ops \
                     and len(state.reference_ops) < MAX_REFERENCE_GRAPHS:
-                state.reference_ops[in_sig] = ops
+                state.reference_ops[reference_key] = (ops, self._own_keys(frame))
+        state.seen_modes.add(mode)
         state.seen_in.add(in_sig)
         state.seen_out.add(out_sig)
         if self._stack and (dynamic or frame.dynamic_below):
             self._stack[-1].dynamic_below = True
 
-    def _name_changed_op(self, state, in_sig, ops, start) -> str:
-        """The data-dependent aten op behind a new graph, with the user line that called it."""
+    def _own_keys(self, frame) -> tuple:
+        if not frame.own:
+            return ()
+        keys = self._recorder.keys
+        return tuple(keys[i] for i in frame.own)
+
+    def _own_ops_changed(self, state, reference_key, frame) -> bool:
+        """Did the data-dependent ops this module ran itself (not its children) change shape?"""
+        reference = state.reference_ops.get(reference_key)
+        return reference is not None and self._own_keys(frame) != reference[1]
+
+    def _name_changed_op(self, state, reference_key, ops, start, own_frame=None) -> str:
+        """The data-dependent aten op behind a new graph, with the user line that called it.
+
+        With ``own_frame``, only the module's own data-dependent ops are candidates (the
+        first one whose shape changed), so a parent's own cause is named beside its child's.
+        """
         recorder = self._recorder
-        reference = state.reference_ops.get(in_sig, ())
-        differ = next((i for i, (a, b) in enumerate(zip(ops, reference)) if a != b), min(len(ops), len(reference)))
+        reference = state.reference_ops.get(reference_key, ((), ()))
+        if own_frame is not None and own_frame.own:
+            own_reference = reference[1]
+            keys = recorder.keys
+            for position, index in enumerate(own_frame.own):
+                if position >= len(own_reference) or keys[index] != own_reference[position]:
+                    return recorder.describe(index)
+            return recorder.describe(own_frame.own[-1])
+        reference_ops = reference[0]
+        differ = next((i for i, (a, b) in enumerate(zip(ops, reference_ops)) if a != b),
+                      min(len(ops), len(reference_ops)))
         at = start + differ
         end = start + len(ops)
         indices = recorder.dynamic_indices
@@ -304,7 +361,7 @@ class RecompileDetector:
             return f"first changed op: {recorder.op_name(at)}"
         return ""
 
-    def _call_hpu(self, state, original, args, kwargs):
+    def _call_hpu(self, state, module, original, args, kwargs):
         # UNTESTED PATH (no Gaudi here): brackets each call with mark_step as Gaudi's tool does and
         # reads the graph_compilation metric; a call that compiled anything is a (re)compile.
         import habana_frameworks.torch.core as htcore
@@ -330,7 +387,8 @@ class RecompileDetector:
         graph = (in_sig, out_sig) if not compiled else (in_sig, out_sig, self.step, len(self.events))
         if not compiled and graph not in state.seen_graphs and state.seen_graphs:
             state.seen_graphs.add(graph)      # cached graph: a new shape pair that did not compile
-        self._after_call(state, frame, in_sig, out_sig, graph, None, 0, args, kwargs)
+        mode = (module.training, self._is_grad_enabled())
+        self._after_call(state, frame, mode, in_sig, out_sig, graph, None, 0, args, kwargs)
         return output
 
     # -- compile backend ----------------------------------------------------
@@ -356,6 +414,7 @@ class RecompileDetector:
         self._root_input_seen: set = set()
         self._input_new = True
         self._break_events: dict = {}
+        self._mode_rows: dict = {}
         self._capture = DynamoCapture(quiet=True)
         self._capture.listeners.append(self._on_dynamo_event)
         self._capture.start()
@@ -478,6 +537,11 @@ class RecompileDetector:
         cause = cause if len(cause) <= 200 else cause[:197] + "..."
         data_value = any(f.kind == "value" and (f.intermediate or event.is_resume) for f in failures)
         if "mode" in kinds:
+            # Every compiled frame recompiles after a mode switch: one row per step for the outermost module.
+            switched = self._mode_rows.setdefault(step, [])
+            if any(other.contains(state) for other in switched):
+                return
+            switched.append(state)
             self._add_event(Event(step, state.info.path, False, False, COMMENT_MODE_SWITCH, cause, False))
         elif kinds & {"size", "input"}:
             if first_step:
@@ -608,27 +672,37 @@ class RecompileDetector:
 
 
 # -- trace recorder -----------------------------------------------------------
-_DATA_DEPENDENT_OPS = (
-    "nonzero", "nonzero_numpy", "argwhere", "unique", "_unique", "_unique2", "unique_dim",
-    "unique_consecutive", "unique_dim_consecutive", "masked_select", "_local_scalar_dense", "item",
-    "bincount", "repeat_interleave", "nonzero_static_fallback",
-)
+# Ops whose output shape (or returned host value) depends on tensor values: the op knowledge of
+# the trace backend, by qualified name ("namespace::op").  Custom ops count too: torchvision's
+# nms keeps a data-dependent number of boxes (roi_align's output shape is static, so it is not here).
+DATA_DEPENDENT_OPS = frozenset({
+    "aten::nonzero", "aten::nonzero_numpy", "aten::argwhere", "aten::unique", "aten::_unique", "aten::_unique2",
+    "aten::unique_dim", "aten::unique_consecutive", "aten::unique_dim_consecutive", "aten::masked_select",
+    "aten::_local_scalar_dense", "aten::item", "aten::bincount", "aten::repeat_interleave",
+    "aten::nonzero_static_fallback", "torchvision::nms",
+})
+# Ops that are data-dependent only with some arguments: indexing with a boolean mask, one-argument where.
+_BOOL_INDEX_OPS = frozenset({"aten::index"})
+_CONDITION_ONLY_OPS = frozenset({"aten::where"})
 
 
-def _make_recorder():
+def _make_recorder(owner_stack):
+    """A dispatch mode recording one key per aten op; ``owner_stack`` is the detector's running-call stack,
+    read when a data-dependent op runs so the op is credited to the module that ran it itself."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
     tensor_type = torch.Tensor
-    dynamic_packets = set()
-    for name in _DATA_DEPENDENT_OPS:
-        packet = getattr(torch.ops.aten, name, None)
-        if packet is not None:
-            dynamic_packets.add(packet)
-    index_packet = torch.ops.aten.index
-    where_cond_only = torch.ops.aten.where.default
     bool_types = (torch.bool, torch.uint8)
     internal_dirs = (os.path.dirname(torch.__file__) + os.sep, _RUNTIME_DIR + os.sep)
+    kinds: dict = {}      # func -> 0 static, 1 data-dependent, 2 data-dependent with a bool index, 3 with one arg
+
+    def kind_of(func):
+        name = func._schema.name
+        kind = 1 if name in DATA_DEPENDENT_OPS else 2 if name in _BOOL_INDEX_OPS else \
+            3 if name in _CONDITION_ONLY_OPS else 0
+        kinds[func] = kind
+        return kind
 
     def meta_of(value, out):
         if isinstance(value, tensor_type):
@@ -647,14 +721,21 @@ def _make_recorder():
         elif isinstance(value, float):
             out.append(float)
 
-    def user_location():
-        frame = sys._getframe(3)
+    def user_location(owner):
+        """The innermost user line, and the line in the owning module's own forward that led there."""
+        frame = sys._getframe(2)
+        innermost = None
+        code = owner.state.code if owner is not None else None
         while frame is not None:
             filename = frame.f_code.co_filename
-            if not filename.startswith(internal_dirs) and not filename.startswith("<"):
-                return f"{_short_path(filename)}:{frame.f_lineno}"
+            if innermost is None and not filename.startswith(internal_dirs) and not filename.startswith("<"):
+                innermost = f"{_short_path(filename)}:{frame.f_lineno}"
+                if code is None or frame.f_code is code:
+                    return innermost
+            elif innermost is not None and frame.f_code is code:
+                return f"{innermost} (from {_short_path(filename)}:{frame.f_lineno})"
             frame = frame.f_back
-        return "unknown location"
+        return innermost or "unknown location"
 
     class OpRecorder(TorchDispatchMode):
         """Records a hashable key per aten op (op, input and output shapes/dtypes) for the running step."""
@@ -682,12 +763,18 @@ def _make_recorder():
             index = len(self.keys)
             self.keys.append(hash(tuple(meta)))
             self.funcs.append(func)
-            packet = func._overloadpacket
-            if packet in dynamic_packets or (func is where_cond_only and len(args) == 1) or (
-                    packet is index_packet and len(args) > 1 and any(
-                        isinstance(i, tensor_type) and i.dtype in bool_types for i in args[1] or ())):
+            kind = kinds.get(func)
+            if kind is None:
+                kind = kind_of(func)
+            if kind and (kind == 1 or (kind == 3 and len(args) == 1) or (kind == 2 and len(args) > 1 and any(
+                    isinstance(i, tensor_type) and i.dtype in bool_types for i in args[1] or ()))):
+                owner = owner_stack[-1] if owner_stack else None
+                if owner is not None:
+                    if owner.own is None:
+                        owner.own = []
+                    owner.own.append(index)
                 self.dynamic_indices.append(index)
-                self.dynamic_where[index] = user_location()
+                self.dynamic_where[index] = user_location(owner)
             return output
 
         def op_name(self, index: int) -> str:
@@ -696,7 +783,7 @@ def _make_recorder():
         def describe(self, index: int) -> str:
             func = self.funcs[index]
             label = _op_label(func)
-            if func._overloadpacket is index_packet:
+            if func._schema.name in _BOOL_INDEX_OPS:
                 label += " (boolean mask)"
             return f"{label} at {self.dynamic_where.get(index, 'unknown location')}"
 

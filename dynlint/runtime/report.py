@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 # Gaudi's column names and comments, kept verbatim so its users feel at home.
 STEP_COLUMNS = ("Step", "Recompiling modules", "New in", "New out", "Class", "Location", "Comment")
 SUMMARY_COLUMNS = ("Module name", "Recompile count")
+ROOT_COLUMN = "Root cause"     # ours, after Gaudi's summary columns
 COMMENT_NEW_INPUT = "Recompiled due to new input shape"
 COMMENT_NEW_OUTPUT = "Already processed input shape still recompiled and has new output shape. Maybe dyn ops"
 COMMENT_SAME_SHAPES = "Already processed input shape still recompiled. Maybe dyn ops"
@@ -111,18 +112,27 @@ class RecompileReport:
 
     # -- queries -----------------------------------------------------------
     def recompile_counts(self) -> list[tuple[str, int]]:
-        """(module path, count) for modules that recompiled, most first, then in tree order."""
+        """(module path, count) for modules that recompiled: root causes first (most root-cause
+        events first), then the others, most recompiles first, ties in tree order.
+
+        A module recompiling only because of others (new input shapes, a dynamic child) ranks
+        below the module that causes it, however often it recompiled."""
         order = {m.path: i for i, m in enumerate(self.modules)}
+        roots = self._root_counts()
         items = [(p, c) for p, c in self.counts.items() if c]
-        items.sort(key=lambda pc: (-pc[1], order.get(pc[0], len(order)), pc[0]))
+        items.sort(key=lambda pc: (-roots.get(pc[0], 0), -pc[1], order.get(pc[0], len(order)), pc[0]))
         return items
+
+    def _root_counts(self) -> dict:
+        counts: dict[str, int] = {}
+        for event in self.events:
+            if event.root:
+                counts[event.path] = counts.get(event.path, 0) + 1
+        return counts
 
     def dynamic_modules(self) -> list[str]:
         """Root-cause module paths (dynamic ops, data branches, graph breaks), most recompiles first."""
-        root_counts: dict[str, int] = {}
-        for event in self.events:
-            if event.root:
-                root_counts[event.path] = root_counts.get(event.path, 0) + 1
+        root_counts = self._root_counts()
         order = {m.path: i for i, m in enumerate(self.modules)}
         return sorted(root_counts, key=lambda p: (-root_counts[p], order.get(p, len(order)), p))
 
@@ -155,7 +165,11 @@ class RecompileReport:
         return (["Rank"] + header) if self._multi_rank() else header
 
     def summary_rows(self) -> list[list[str]]:
-        return [[path, str(count)] for path, count in self.recompile_counts()]
+        roots = self._root_counts()
+        return [[path, str(count), "yes" if path in roots else ""] for path, count in self.recompile_counts()]
+
+    def summary_header(self) -> list[str]:
+        return list(SUMMARY_COLUMNS) + [ROOT_COLUMN]
 
     def format_tables(self) -> str:
         title = f"dynlint recompilation report ({self.backend} backend, {steps_text(self.steps)}"
@@ -170,7 +184,7 @@ class RecompileReport:
         parts.append("")
         summary = self.summary_rows()
         if summary:
-            parts.append(_format_table(list(SUMMARY_COLUMNS), summary))
+            parts.append(_format_table(self.summary_header(), summary))
         dynamic = self.dynamic_modules()
         parts.append("")
         parts.append("Dynamic modules (root causes): " + (", ".join(dynamic) if dynamic else "none"))
@@ -195,7 +209,7 @@ class RecompileReport:
             writer.writerows(self.step_rows())
         with open(summary_path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, quoting=csv.QUOTE_MINIMAL)
-            writer.writerow(SUMMARY_COLUMNS)
+            writer.writerow(self.summary_header())
             writer.writerows(self.summary_rows())
         return step_path, summary_path
 
