@@ -79,12 +79,15 @@ def test_cli_confirms_mask_and_data_branch_and_misses_nothing(tmp_path, capsys):
     assert "script args: ['--epochs', '1']" in captured.err
 
 
-def test_cli_without_compile_observes_nothing(tmp_path, capsys):
+def test_cli_without_compile_says_nothing_was_compiled_and_suggests_compile(tmp_path, capsys):
     script = _write(tmp_path, MODEL_SCRIPT)
     assert main(["confirm", str(script)]) == 0
     out = capsys.readouterr().out
     assert "0 graph break(s), 0 recompile(s)" in out
+    assert "Nothing was compiled in this run" in out and "--compile" in out
     assert "Confirmed at runtime (0)" in out
+    # The run proves nothing about the findings: listed as not judged, never as "not observed".
+    assert "Not observed in this run" not in out and "Not judged (nothing was compiled) (2):" in out
     assert f"train.py:{MASK_LINE}: DYN101" in out and f"train.py:{BRANCH_LINE}: DYN202" in out
     assert "Missed by the static rules (0)" in out
 
@@ -210,3 +213,170 @@ def test_match_findings_confirms_size_branch_by_guard(tmp_path):
         assert result.missed == []
     else:  # the static rule does not flag it: then it is a rule gap, reported as missed
         assert [(m["line"], m["kind"]) for m in result.missed] == [(6, "recompile")]
+
+
+# -- the lint half honours the project's settings; failed runs; followers of a confirmed break --------------
+
+def _project(tmp_path, table: str):
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n" + textwrap.dedent(table))
+
+
+def test_per_file_ignores_apply_and_a_silenced_line_is_not_a_rule_gap(tmp_path, capsys):
+    _project(tmp_path, """
+        [tool.dynlint.per-file-ignores]
+        "train.py" = ["DYN202"]
+    """)
+    script = _write(tmp_path, MODEL_SCRIPT)
+    assert main(["confirm", "--compile", "--output-format", "json", str(script)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    codes = {c["code"] for c in data["confirmed"]} | {n["code"] for n in data["not_observed"]}
+    assert "DYN202" not in codes and "DYN101" in codes
+    assert data["missed"] == []     # the branch broke the graph, but the project chose not to hear about it
+
+
+HELPER_LIB = textwrap.dedent('''\
+    import torch
+
+
+    @torch.compiler.disable
+    def my_op(x):
+        return x[x > 0]
+''')
+EXTEND_SCRIPT = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+    import helperlib
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            kept = helperlib.my_op(x)
+            return kept.sum()
+
+
+    net = Net()
+    for n in (3, 3):
+        net(torch.randn(n, 4))
+''')
+
+
+def test_extend_dynamic_ops_apply(tmp_path, capsys):
+    _project(tmp_path, """
+        extend-dynamic-ops = ["helperlib.my_op"]
+    """)
+    _write(tmp_path, HELPER_LIB, "helperlib.py")
+    script = _write(tmp_path, EXTEND_SCRIPT)
+    call_line = EXTEND_SCRIPT.splitlines().index("        kept = helperlib.my_op(x)") + 1
+    assert main(["confirm", "--compile", "--output-format", "json", str(script)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(c["code"], c["line"]) for c in data["confirmed"]] == [("DYN105", call_line)]
+    assert not [m for m in data["missed"] if m["line"] == call_line]
+
+
+def test_a_script_that_dies_on_import_clears_nothing(tmp_path, capsys):
+    script = _write(tmp_path, "import not_a_module_anywhere_xyz\n" + MODEL_SCRIPT)
+    assert main(["confirm", "--compile", str(script)]) == 1
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "The run failed (script raised ModuleNotFoundError" in out and "none is cleared" in out
+    assert "Not observed in this run" not in out
+    assert "Not judged (the run failed) (2):" in out
+    assert "dynlint: script raised ModuleNotFoundError" in captured.err
+    import torch
+
+    torch._dynamo.reset()
+    assert main(["confirm", "--compile", "--output-format", "json", str(script)]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "failed" and data["not_observed"] == [] and len(data["not_judged"]) == 2
+
+
+def test_api_session_records_an_exception_as_a_failed_run(tmp_path):
+    from dynlint.runtime import confirm
+
+    path = _write(tmp_path, MODEL_SCRIPT.split("net = Net()")[0], "model.py")
+    with pytest.raises(RuntimeError):
+        with confirm(paths=[str(path)]) as session:
+            raise RuntimeError("data loader crashed")
+    result = session.result()
+    assert result.status == "failed" and "RuntimeError: data loader crashed" in result.failure
+    assert result.not_observed == [] and {n["code"] for n in result.not_judged} == {"DYN101", "DYN202"}
+
+
+FOLLOWER_SCRIPT = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            keep = x > 0
+            n = int(keep.sum())
+            return x * n
+
+
+    net = Net()
+    for k in (2, 4, 5, 4, 6):
+        x = -torch.ones(8)
+        x[:k] = 1.0
+        net(x)
+''')
+
+
+def test_a_recompile_after_a_confirmed_break_is_not_missed_and_its_guard_shows_once(tmp_path, capsys):
+    import torch
+
+    torch._dynamo.variables.tensor.TensorVariable._warn_capture_scalar_outputs.cache_clear()
+    script = _write(tmp_path, FOLLOWER_SCRIPT)
+    int_line = FOLLOWER_SCRIPT.splitlines().index("        n = int(keep.sum())") + 1
+    assert main(["confirm", "--compile", str(script)]) == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "Missed by the static rules (0)" in out
+    confirmed = out.split("Confirmed at runtime")[1].split("Not observed")[0]
+    assert f"train.py:{int_line}: DYN301" in confirmed
+    assert "recompile: forward(): guard ___stack0 == " in confirmed       # the follower, with its guard once
+    assert "User stack trace" not in out and out.count("___stack0 ==") == 1
+    # torch's own graph-break warnings do not clutter the output
+    assert "Graph break from `Tensor.item()`" not in captured.err and "consider setting" not in captured.err
+
+
+LOADER_SCRIPT = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.lin(x)
+
+
+    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4)
+    net = torch.compile(Net(), backend="eager")
+    for (batch,) in loader:
+        net(batch)
+''')
+
+
+def test_short_last_batch_recompile_is_linked_to_the_dataloader_finding(tmp_path, capsys):
+    script = _write(tmp_path, LOADER_SCRIPT)
+    loader_line = LOADER_SCRIPT.splitlines().index(
+        "loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4)") + 1
+    assert main(["confirm", "--output-format", "json", str(script)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (remedy,) = [r for r in data["remedies"] if r["dim"] == 0]
+    assert remedy["sizes_seen"] == [4, 2]
+    assert remedy["short_last_batch"] == [f"train.py:{loader_line}"] or \
+        remedy["short_last_batch"][0].endswith(f"train.py:{loader_line}")
+    assert [(c["code"], c["line"]) for c in data["confirmed"]] == [("DYN401", loader_line)]
+    import torch
+
+    torch._dynamo.reset()
+    assert main(["confirm", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert f"Likely the short last batch of the DataLoader at" in out and "drop_last=True" in out

@@ -2,7 +2,8 @@
 
 Import-light on purpose: torch is imported only when the script is run.
 Exit codes: 0 the script ran (whatever was found), 1 the script raised or exited
-non-zero, 2 usage errors (missing script, no torch).
+non-zero (the report then says the run failed and clears nothing), 2 usage errors
+(missing script, no torch, a bad [tool.dynlint] table).
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("dynlint confirm needs torch (pip install dynlint[runtime])") from None
     import runpy
 
+    from dynlint.config import load_settings
     from dynlint.runtime.confirm_session import confirm
 
     script_path = os.path.abspath(script)
+    settings = load_settings([script_path])     # the project's [tool.dynlint]; a bad one is a usage error
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [script] + script_args
     sys.path.insert(0, os.path.dirname(script_path))
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output_format == "json":
         sys.stdout = sys.stderr
     try:
-        with confirm(paths=[script_path], compile_modules=args.compile) as session:
+        with confirm(paths=[script_path], compile_modules=args.compile, settings=settings) as session:
             try:
                 runpy.run_path(script_path, run_name="__main__")
             except SystemExit as exc:
@@ -62,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
                 raise
             except BaseException as exc:  # the user's script failing is reported, not re-raised
                 failure = f"script raised {type(exc).__name__}: {_one_line(exc)}"
+            if failure:
+                session.mark_failed(failure)
     finally:
         sys.stdout = saved_stdout
         sys.argv, sys.path[:] = saved_argv, saved_path

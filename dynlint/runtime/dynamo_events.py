@@ -289,15 +289,23 @@ def traced_frames() -> tuple:
 
 
 class _DropGraphBreaks(logging.Filter):
+    """Drops the graph-break log (we collect it) and torch's own graph-break warnings
+    ("Graph break from `Tensor.item()`, consider setting ...") while a capture runs: the
+    report names every break with its line already."""
+
     def filter(self, record):
-        return not record.name.endswith("__graph_breaks")
+        if record.name.endswith("__graph_breaks"):
+            return False
+        message = record.msg if isinstance(record.msg, str) else ""
+        return not message.lstrip().startswith("Graph break")
 
 
 class DynamoCapture:
     """Collects graph breaks (as they are logged) and compiles (from the metrics) between start() and stop().
 
     ``quiet`` hides the graph-break log text that enabling the artifact would
-    otherwise print to stderr, unless the user asked for it in TORCH_LOGS.
+    otherwise print to stderr, and torch's own graph-break warnings, unless the
+    user asked for graph breaks in TORCH_LOGS.
     """
 
     def __init__(self, quiet: bool = True):
