@@ -170,6 +170,10 @@ class FullReporter(ConciseReporter):
             f"{gutter} | {' ' * pad}{'^' * width} {finding.code}",
             f"{gutter} |",
         ]
+        if finding.region:
+            from dynlint.analysis.regions import LABELS
+
+            lines.append(f"{gutter} = runs in: {LABELS.get(finding.region, finding.region)}")
         if finding.fix is not None:
             lines.append(f"{gutter} = help: {finding.fix.message}")
         return "\n".join(lines) + "\n"
@@ -202,6 +206,7 @@ def finding_to_json(finding: Finding, path: str, result: FileResult | None = Non
         "location": {"row": row, "column": finding.col + 1},
         "message": finding.message,
         "noqa_row": row,
+        "region": finding.region or None,
         "url": rule.url if rule else None,
     }
 
@@ -340,6 +345,8 @@ class SarifReporter(Reporter):
                 "message": {"text": message},
                 "locations": [{"physicalLocation": physical}],
             }
+            if f.region:
+                properties = {**(properties or {}), "region": f.region}
             if properties is not None:
                 item["properties"] = properties
             if f.code in self.rule_index:

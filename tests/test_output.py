@@ -126,8 +126,9 @@ def test_json_is_ruff_compatible():
     data = json.loads(render("json", [model_result("./pkg/model.py")]))
     assert len(data) == 3
     for item in data:
+        # ruff's keys, plus where the code runs (dynlint.analysis.regions)
         assert set(item) == {"cell", "code", "end_location", "filename", "fix", "location", "message",
-                             "noqa_row", "url"}
+                             "noqa_row", "region", "url"}
     first = data[0]
     assert first["code"] == "DYN101"
     assert first["filename"] == "./pkg/model.py"     # the path as given
@@ -267,3 +268,15 @@ def test_statistics_has_no_github_or_sarif_form(fmt):
 def test_statistics_without_fixes_has_no_marker_column():
     result = FileResult("a.py", "a.py", [Finding("DYN301", "s", 1, 0, 1, 1)])
     assert render("concise", [result], statistics=True, quiet=True) == "1  DYN301  host-sync\n"
+
+
+def test_every_format_says_where_the_code_runs():
+    finding = Finding("DYN301", "sync", 2, 4, 2, 12, region="training")
+    result = FileResult("a.py", "a.py", [finding], {2: "    t.item()"})
+    assert json.loads(render("json", [result]))[0]["region"] == "training"
+    sarif = json.loads(render("sarif", [result]))
+    assert sarif["runs"][0]["results"][0]["properties"]["region"] == "training"
+    assert "= runs in: training step" in render("full", [result])
+    unlabelled = FileResult("a.py", "a.py", [Finding("DYN301", "sync", 2, 4, 2, 12)], {2: "    t.item()"})
+    assert json.loads(render("json", [unlabelled]))[0]["region"] is None
+    assert "runs in" not in render("full", [unlabelled])

@@ -32,11 +32,12 @@ HOST_REGION = "host"
 UNKNOWN = "unknown"
 REGIONS = (COMPILED, TRAINING, HOST_REGION, UNKNOWN)
 
-DESCRIPTIONS = {
-    COMPILED: "compiled step (reachable from a module's forward or a torch.compile'd function)",
-    TRAINING: "training step (a loop calling backward()/optimizer.step(), or what it calls)",
-    HOST_REGION: "host only (data loading, module construction, eager-only code)",
-    UNKNOWN: "not reached from any forward, compiled function or training loop in this run",
+#: how each region reads in the full output
+LABELS = {
+    COMPILED: "compiled step",
+    TRAINING: "training step",
+    HOST_REGION: "host only",
+    UNKNOWN: "unknown (not reached from a forward, a compiled function or a training loop in this run)",
 }
 
 
