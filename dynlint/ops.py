@@ -340,3 +340,8 @@ SEQUENCE_RESULT_FUNCTIONS = frozenset(
     "torch." + n for n in "split tensor_split chunk unbind meshgrid broadcast_tensors hsplit vsplit dsplit".split()
 )
 SEQUENCE_RESULT_METHODS = frozenset("split tensor_split chunk unbind hsplit vsplit dsplit".split())
+
+#: torch functions whose result has their first argument's dtype (a mask in, a mask out)
+DTYPE_PRESERVING_FUNCTIONS = frozenset(
+    "torch." + n for n in "ones_like zeros_like empty_like full_like clone flip roll".split()
+)

@@ -46,8 +46,8 @@ _STRICT = bool(os.environ.get("DYNLINT_STRICT"))  # tests: let fix-builder error
 class _Scope:
     """Names of one function (or the module) and what they hold."""
 
-    __slots__ = ("kinds", "bindings", "name", "id", "maybe", "bound_at", "defs", "evidence", "node", "returns",
-                 "is_generator")
+    __slots__ = ("kinds", "bindings", "name", "id", "maybe", "partial", "bound_at", "defs", "evidence", "node",
+                 "returns", "is_generator")
 
     def __init__(self, name: str, function_id: str, node: ast.AST | None = None):
         self.name = name
@@ -57,6 +57,8 @@ class _Scope:
         # names that are only *maybe* tensors: good enough to type what is derived from them
         # (x.sum(), x > 0), not to judge the bare name itself (a flag, a size, a list)
         self.maybe: set[str] = set()
+        # maybe-tensors that are a proven tensor on some path (a flag on the other)
+        self.partial: set[str] = set()
         self.bound_at: dict[str, int] = {}  # name -> stamp of its latest (re)binding
         self.bindings: dict[str, tuple[ast.expr, int] | None] = {}  # name -> (value, stamp when bound)
         self.defs: dict[str, str] = {}       # local def/class name -> its id
@@ -281,16 +283,27 @@ class Analyzer:
                 maybe = value is not None and self.uncertain(value)
             if kind is None and name in self._scope_evidence():
                 kind, maybe = TENSOR, False  # used as a tensor (x.detach(), torch.sigmoid(x), ...)
+            partial = False
             if self.control_depth and name in scope.kinds:
                 previous = scope.kinds[name]
                 if previous != kind:
-                    kind, join_maybe = join(previous, kind)  # bound differently on different paths
+                    # bound differently on different paths: only maybe a tensor after the branch, but
+                    # a tensor for real on one path when that binding was proven (skip = False;
+                    # if training: skip = torch.rand([]) < p) — see ``on_some_path``
+                    sure_tensor = (kind in TENSORISH and not maybe) or (
+                        previous in TENSORISH and name not in scope.maybe) or name in scope.partial
+                    kind, join_maybe = join(previous, kind)
                     maybe = maybe or join_maybe or name in scope.maybe
+                    partial = sure_tensor and kind in TENSORISH
             scope.kinds[name] = kind
             if maybe:
                 scope.maybe.add(name)
             else:
                 scope.maybe.discard(name)
+            if partial:
+                scope.partial.add(name)
+            else:
+                scope.partial.discard(name)
             scope.defs.pop(name, None)
             self._rebound(name)
             if value is not None and self.control_depth == 0 and name not in scope.bindings \
@@ -319,10 +332,11 @@ class Analyzer:
             # __init__ are configuration, constant by the time forward runs.
             if self.classes:
                 info = self.classes[-1]
-                remembered = (kind if is_module(kind) or obj_class(kind) else TENSOR if kind in TENSORISH
-                              else None if kind is None else PY)
-                previous = info.attr_kinds.get(target.attr, remembered)
-                info.attr_kinds[target.attr] = remembered if previous == remembered else None
+                remembered = kind if kind is None or relevant(kind) is not None else PY
+                if target.attr in info.attr_kinds and info.attr_kinds[target.attr] != remembered:
+                    # None in __init__, a mask once computed: a tensor whenever it is used as one
+                    remembered = join(info.attr_kinds[target.attr], remembered)[0]
+                info.attr_kinds[target.attr] = remembered
                 shared = relevant(info.attr_kinds[target.attr])
                 if shared is not None or target.attr in self.produced.attrs.get(info.id, ()):
                     self.produced.attrs.setdefault(info.id, {})[target.attr] = shared
@@ -389,6 +403,28 @@ class Analyzer:
             return False
         return False
 
+    def on_some_path(self, node: ast.AST) -> bool:
+        """Whether the value is, on some path, a proven tensor: a name bound to a tensor in one
+        branch and to something else in another (or what is computed from it).  Rules that
+        judge a value (a branch test, a conversion to int) report those too: on that path the
+        hazard is real."""
+        t = type(node)
+        if t is ast.Name:
+            for scope in reversed(self.scopes):
+                if node.id in scope.kinds:
+                    return node.id in scope.partial and scope.kinds[node.id] in TENSORISH
+            return False
+        if t is ast.UnaryOp:
+            return self.on_some_path(node.operand)
+        if t is ast.BinOp:
+            return self.on_some_path(node.left) or self.on_some_path(node.right)
+        if t is ast.Compare:
+            return any(self.on_some_path(v) for v in [node.left, *node.comparators])
+        if t is ast.Subscript or (t is ast.Call and type(node.func) is ast.Attribute):
+            return self.on_some_path(node.value if t is ast.Subscript else node.func.value) and \
+                self.kind(node) in TENSORISH
+        return False
+
     def _infer(self, node: ast.AST):
         t = type(node)
         if t is ast.Name:
@@ -436,8 +472,10 @@ class Analyzer:
                 return MASK
             return operand
         if t is ast.Compare:
-            if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
                 return PY
+            if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+                return DATA if any(self.kind(c) in TENSORISH for c in node.comparators) else PY
             kinds = [self.kind(node.left)] + [self.kind(c) for c in node.comparators]
             if any(k in TENSORISH for k in kinds):
                 return SCALAR_TENSOR if all(k in (SCALAR_TENSOR, PY, SIZE, DATA) for k in kinds) else MASK
@@ -546,6 +584,8 @@ class Analyzer:
                 return receiver[1]
             if receiver is None and method in ops.SIZE_METHODS and node.args:
                 return SIZE  # x.size(0) on an unknown receiver: size() with an argument is tensor-specific
+            if receiver is None and method in ops.TENSOR_ONLY_METHODS:
+                return _tensor_method_kind(TENSOR, method, node)  # only a tensor has .int(), .detach()...
             return None
         return None
 
@@ -599,6 +639,9 @@ class Analyzer:
             return SCALAR_TENSOR
         if qual in ops.SEQUENCE_RESULT_FUNCTIONS:
             return (SEQ, TENSOR)
+        if qual in ops.DTYPE_PRESERVING_FUNCTIONS and args and self.kind(args[0]) == MASK \
+                and not any(k.arg == "dtype" for k in node.keywords):
+            return MASK  # torch.ones_like(mask) is a boolean tensor too
         return TENSOR
 
     def _infer_builtin(self, name: str, node: ast.Call):
@@ -985,6 +1028,8 @@ class Analyzer:
     def visit_target(self, target: ast.AST) -> None:
         """Visit the sub-expressions of an assignment target (indexes, attribute bases)."""
         if isinstance(target, ast.Subscript):
+            for handler in self.dispatch.subscript_store:
+                handler(self, target)
             self.stack.append(target)
             try:
                 self.visit(target.value)
@@ -1354,11 +1399,14 @@ class Analyzer:
         if t is ast.UnaryOp and isinstance(test.op, ast.Not):
             return self.depends_on_values(test.operand)
         if t is ast.Compare:
-            if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in test.ops):
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops):
                 return False
-            return any(self.value_kind(v) in TENSORISH or self.value_kind(v) == DATA
+            if any(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops):
+                # `i in t` asks a tensor for a Python bool (Tensor.__contains__): a sync
+                return any(self.value_kind(c) in TENSORISH for c in test.comparators)
+            return any(self.value_kind(v) in TENSORISH or self.value_kind(v) == DATA or self.on_some_path(v)
                        for v in [test.left, *test.comparators])
-        return self.value_kind(test) in TENSORISH or self.value_kind(test) == DATA
+        return self.value_kind(test) in TENSORISH or self.value_kind(test) == DATA or self.on_some_path(test)
 
 
 # ---------------------------------------------------------------------- helpers

@@ -5,6 +5,7 @@ A unit declares its rule with ``rule(...)`` (code, name, one-line summary, the
 events the analysis walker emits while it walks a file:
 
 * ``subscript(a, node)`` — a subscript read (also ``x[i] += v``);
+* ``subscript_store(a, node)`` — a subscript assigned to (``x[i] = v``);
 * ``call(a, node, qual, method, receiver)`` — a call; ``qual`` is the qualified
   name of the callee when it resolves to an import (``torch.nonzero``), else
   None; ``method`` the attribute name of a method call on a value (``x.item()``)
@@ -50,6 +51,11 @@ class Rule:
 
     def on_subscript(self, function):
         self._add("subscript", (function, None))
+        return function
+
+    def on_subscript_store(self, function):
+        """``x[i] = v``: the target of an assignment (``x[mask] = 0`` is static; slices are not)."""
+        self._add("subscript_store", (function, None))
         return function
 
     def on_branch(self, function):
@@ -107,11 +113,11 @@ class Dispatch:
     """The handlers of the enabled rules, indexed by event (and for calls by callee), built
     once per analysis."""
 
-    __slots__ = ("subscript", "branch", "loop", "by_function", "by_method", "by_keyword")
+    __slots__ = ("subscript", "subscript_store", "branch", "loop", "by_function", "by_method", "by_keyword")
 
     def __init__(self, rules, settings: dict[str, tuple[str, ...]] | None = None):
         """``settings``: setting name -> the qualified names it lists (see ``Rule.on_call``)."""
-        self.subscript, self.branch, self.loop = [], [], []
+        self.subscript, self.subscript_store, self.branch, self.loop = [], [], [], []
         self.by_function: dict[str, list] = {}
         self.by_method: dict[str, list] = {}
         self.by_keyword: dict[str, list] = {}

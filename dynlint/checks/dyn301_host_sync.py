@@ -11,7 +11,9 @@ RULE = rule("DYN301", "host-sync", "Copying a tensor value to the host syncs and
 
 @RULE.on_call(functions=ops.HOST_SYNC_BUILTINS)
 def check_builtin(a, node, qual, method, receiver) -> None:
-    if node.args and a.value_kind(node.args[0]) in TENSORISH and not a.is_silenced(node):
+    if not node.args or a.is_silenced(node):
+        return
+    if a.value_kind(node.args[0]) in TENSORISH or a.on_some_path(node.args[0]):
         a.report(RULE, node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
                  "break); keep the value as a tensor")
 

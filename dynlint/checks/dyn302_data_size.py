@@ -14,6 +14,7 @@ RULE = rule("DYN302", "data-dependent-size", "A size computed from tensor data m
 
 
 @RULE.on_subscript
+@RULE.on_subscript_store
 def check_slice_bounds(a, node: ast.Subscript) -> None:
     base = a.kind(node.value)
     if is_not_tensor(base) or (base not in TENSORISH and base is not None):
