@@ -108,6 +108,9 @@ HOST_SYNC_METHODS: dict[str, bool] = {  # name -> tensor_specific
     "numpy": True,
 }
 HOST_SYNC_BUILTINS = frozenset({"int", "float", "bool", "complex"})
+#: torch functions that read a tensor's value on the host (measured: torch._check_tensor_all breaks the
+#: graph with "Tensor.item()")
+HOST_SYNC_FUNCTIONS = frozenset({"torch._check_tensor_all", "torch._check_tensor_all_with"})
 
 #: tensor methods that return Python data computed from values (not tensors)
 DATA_METHODS = frozenset({"item", "tolist", "equal", "allclose"})
@@ -220,7 +223,7 @@ ITERATION_WRAPPERS = frozenset({"enumerate", "zip", "reversed"})
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 #: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last)
-DATALOADER_POSITIONS = {"batch_size": 1, "batch_sampler": 4, "collate_fn": 6, "drop_last": 8}
+DATALOADER_POSITIONS = {"batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "collate_fn": 6, "drop_last": 8}
 
 PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 PADDING_COLLATORS = frozenset({
@@ -345,3 +348,7 @@ SEQUENCE_RESULT_METHODS = frozenset("split tensor_split chunk unbind hsplit vspl
 DTYPE_PRESERVING_FUNCTIONS = frozenset(
     "torch." + n for n in "ones_like zeros_like empty_like full_like clone flip roll".split()
 )
+
+#: a `padding=` keyword pads to the longest item only on callables named like these (tokenizers,
+#: processors, feature extractors, collators); elsewhere `padding` means something else
+TOKENIZER_NAME_HINTS = ("tokeniz", "processor", "feature_extractor", "extractor", "collat", "encode_plus")

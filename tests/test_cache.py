@@ -15,7 +15,7 @@ from dynlint.diagnostics import Applicability, Edit, Finding, Fix
 
 NONZERO_SRC = "import torch\ndef f(x: torch.Tensor):\n    return torch.nonzero(x)\n"
 CLEAN_SRC = "import torch\n\ndef f(x: torch.Tensor):\n    return x + 1\n"
-FIXABLE_SRC = "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"
+FIXABLE_SRC = "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, shuffle=True)\n"
 
 
 def dynlint(*args, cwd, timeout=120):

@@ -42,6 +42,7 @@ MODEL = src("""
 
     loader = DataLoader(
         list(range(10)),
+        shuffle=True,
         batch_size=4,  # per device
     )
     compiled = torch.compile(loss, dynamic=True)
@@ -204,14 +205,14 @@ def test_output_always_parses_seeded_sweep():
 
 # --------------------------------------------------------------------------- builders through the pipeline
 @pytest.mark.parametrize("before, after", [
-    ("DataLoader(ds, batch_size=4)", "DataLoader(ds, batch_size=4, drop_last=True)"),
-    ("DataLoader(ds, batch_size=4,)", "DataLoader(ds, batch_size=4, drop_last=True,)"),
-    ("DataLoader(ds, batch_size=4, drop_last=False)", "DataLoader(ds, batch_size=4, drop_last=True)"),
-    ("DataLoader(\n    ds,\n    batch_size=4,\n)", "DataLoader(\n    ds,\n    batch_size=4,\n    drop_last=True,\n)"),
-    ("DataLoader(\n    ds,\n    batch_size=4\n)", "DataLoader(\n    ds,\n    batch_size=4,\n    drop_last=True\n)"),
-    ("DataLoader(\n    ds,\n    batch_size=4,  # a, b\n    # end\n)",
-     "DataLoader(\n    ds,\n    batch_size=4,  # a, b\n    drop_last=True,\n    # end\n)"),
-    ("DataLoader(ds, batch_size=4\n)", "DataLoader(ds, batch_size=4, drop_last=True\n)"),
+    ("DataLoader(ds, shuffle=True, batch_size=4)", "DataLoader(ds, shuffle=True, batch_size=4, drop_last=True)"),
+    ("DataLoader(ds, shuffle=True, batch_size=4,)", "DataLoader(ds, shuffle=True, batch_size=4, drop_last=True,)"),
+    ("DataLoader(ds, shuffle=True, batch_size=4, drop_last=False)", "DataLoader(ds, shuffle=True, batch_size=4, drop_last=True)"),
+    ("DataLoader(\n    ds,\n    shuffle=True,\n    batch_size=4,\n)", "DataLoader(\n    ds,\n    shuffle=True,\n    batch_size=4,\n    drop_last=True,\n)"),
+    ("DataLoader(\n    ds,\n    shuffle=True,\n    batch_size=4\n)", "DataLoader(\n    ds,\n    shuffle=True,\n    batch_size=4,\n    drop_last=True\n)"),
+    ("DataLoader(\n    ds,\n    shuffle=True,\n    batch_size=4,  # a, b\n    # end\n)",
+     "DataLoader(\n    ds,\n    shuffle=True,\n    batch_size=4,  # a, b\n    drop_last=True,\n    # end\n)"),
+    ("DataLoader(ds, shuffle=True, batch_size=4\n)", "DataLoader(ds, shuffle=True, batch_size=4, drop_last=True\n)"),
 ])
 def test_drop_last_insertion_keeps_layout(before, after):
     text = f"import torch\nfrom torch.utils.data import DataLoader\nloader = {before}\n"
@@ -302,7 +303,7 @@ def test_fix_file_writes_and_reports_remaining(tmp_path):
 
 
 def test_crlf_line_endings_kept(tmp_path):
-    data = (SIMPLE.replace("\n", "\r\n") + "loader = DataLoader(\r\n    ds,\r\n    batch_size=2,\r\n)\r\n")
+    data = (SIMPLE.replace("\n", "\r\n") + "loader = DataLoader(\r\n    ds,\r\n    shuffle=True,\r\n    batch_size=2,\r\n)\r\n")
     data = data.replace("import torch\r\n", "import torch\r\nfrom torch.utils.data import DataLoader\r\n")
     path = write(tmp_path, "crlf.py", data.encode())
     fix_file(str(path), unsafe=True)

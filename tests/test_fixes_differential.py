@@ -426,12 +426,12 @@ def test_drop_last_fix_drops_the_partial_batch():
         import torch
         from torch.utils.data import DataLoader
 
-        loader = DataLoader(list(range(10)), batch_size=4)
+        loader = DataLoader(list(range(10)), batch_size=4, shuffle=True)
         """)
     findings = check_source(source)
     assert [f.fix.applicability for f in findings if f.code == "DYN401"] == [Applicability.UNSAFE]
     fixed_source, _ = fix_source(source, findings, unsafe=True)
-    assert "DataLoader(list(range(10)), batch_size=4, drop_last=True)" in fixed_source
+    assert "DataLoader(list(range(10)), batch_size=4, shuffle=True, drop_last=True)" in fixed_source
     batches = {}
     for name, text in (("original", source), ("fixed", fixed_source)):
         namespace: dict = {}

@@ -174,7 +174,8 @@ class Analyzer:
     def ask(self, key: tuple):
         return self.consumed.ask(key)
 
-    def report(self, rule: checks.Rule, node: ast.AST, message: str, fix_node: ast.AST | None = None) -> None:
+    def report(self, rule: checks.Rule, node: ast.AST, message: str, fix_node: ast.AST | None = None,
+               with_fix: bool = True) -> None:
         code = rule.code
         line, col, end_line, end_col = self.position(node)
         key = (code, line, col)
@@ -182,7 +183,7 @@ class Analyzer:
             return
         self.seen.add(key)
         fix = None
-        if rule.fix is not None:
+        if rule.fix is not None and with_fix:
             target = fix_node or node
             ancestors = self.stack[: self.stack.index(target)] if target in self.stack else list(self.stack)
             try:
@@ -1404,9 +1405,17 @@ class Analyzer:
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops):
                 # `i in t` asks a tensor for a Python bool (Tensor.__contains__): a sync
                 return any(self.value_kind(c) in TENSORISH for c in test.comparators)
-            return any(self.value_kind(v) in TENSORISH or self.value_kind(v) == DATA or self.on_some_path(v)
-                       for v in [test.left, *test.comparators])
-        return self.value_kind(test) in TENSORISH or self.value_kind(test) == DATA or self.on_some_path(test)
+            return any(self._value_dependent(v) for v in [test.left, *test.comparators])
+        return self._value_dependent(test)
+
+    def _value_dependent(self, node: ast.expr) -> bool:
+        """A tensor value, or data read from one right here (``t.item() > 0``).  A name holding
+        data read earlier (``flag = bool(t.item())``) is not: its conversion is the hazard, and
+        it was reported where it happened."""
+        kind = self.value_kind(node)
+        if kind in TENSORISH or self.on_some_path(node):
+            return True
+        return kind == DATA and not _only_names(node)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -1424,6 +1433,11 @@ _MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see
 _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
 _COMPILING = "compiling"
 _NOT_COMPILING = "not compiling"
+
+
+def _only_names(node: ast.expr) -> bool:
+    """The data in the expression comes only from names (no conversion call in it)."""
+    return not any(type(sub) is ast.Call for sub in ast.walk(node))
 
 
 def _union_sides(node: ast.expr) -> list[ast.expr]:

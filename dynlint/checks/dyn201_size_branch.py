@@ -12,6 +12,8 @@ RULE = rule("DYN201", "size-dependent-branch", "A branch on a tensor's size spec
 def check(a, test, body) -> None:
     if body is not None and only_raises(body):
         return  # size checks that only raise are input validation
+    if a.depends_on_values(test):
+        return  # `while mask[..., right, :]` tests values (DYN202), whatever indexes it
     if a.reads_tensor_size(test):
         a.report(RULE, test, "branch on a tensor's size specializes the graph: one more compile each time "
                  "the size crosses the condition; make the code shape-agnostic or mark the dimension static")

@@ -25,3 +25,10 @@ def check_method(a, node, qual, method, receiver) -> None:
     if receiver in TENSORISH or ops.HOST_SYNC_METHODS[method]:
         a.report(RULE, node, f"`.{method}()` copies tensor data to the host (a sync and a graph "
                  "break); keep the value as a tensor, or move this out of the compiled region")
+
+
+@RULE.on_call(functions=ops.HOST_SYNC_FUNCTIONS)
+def check_function(a, node, qual, method, receiver) -> None:
+    if node.args and not a.is_silenced(node):
+        a.report(RULE, node, f"`{qual}` reads the tensor's value on the host (a sync and a graph break, like "
+                 "Tensor.item()); use torch._assert_async, or check outside the compiled region")

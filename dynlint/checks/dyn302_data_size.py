@@ -23,6 +23,8 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
     for element in index.elts if type(index) is ast.Tuple else (index,):
         if type(element) is not ast.Slice:
             continue
+        if _constant_width(element):
+            continue  # x[i:i + 1]: the width is static whatever i is
         for bound in (element.lower, element.upper, element.step):
             if bound is not None and a.value_kind(bound) in DATA_DERIVED:
                 a.silence_syncs(bound)
@@ -57,3 +59,14 @@ def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
                          "output shape is data-dependent; derive sizes from .shape/.size(), or use a fixed "
                          "maximum size with masking")
                 return
+
+
+def _constant_width(element: ast.Slice) -> bool:
+    upper, lower = element.upper, element.lower
+    if lower is None or element.step is not None or not isinstance(upper, ast.BinOp):
+        return False
+    if not isinstance(upper.op, (ast.Add, ast.Sub)):
+        return False
+    constant = upper.right if isinstance(upper.right, ast.Constant) else upper.left if isinstance(upper.op, ast.Add) else None
+    other = upper.left if constant is upper.right else upper.right
+    return isinstance(constant, ast.Constant) and type(constant.value) is int and ast.dump(other) == ast.dump(lower)

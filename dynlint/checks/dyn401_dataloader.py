@@ -26,5 +26,44 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
     drop_last = argument(node, positions["drop_last"], "drop_last")
     if drop_last is not None and not is_constant(drop_last, False):
         return
-    a.report(RULE, node, "DataLoader keeps the short last batch, one more input shape to compile; "
-             "pass drop_last=True (or pad the last batch, see dynlint.runtime.buckets)")
+    purpose = _purpose(a, node)
+    if purpose == "evaluation":
+        return  # evaluation/inference: every sample counts, and the last batch compiles once
+    if purpose == "training":
+        a.report(RULE, node, "DataLoader keeps the short last batch, one more input shape to compile; "
+                 "pass drop_last=True (or pad the last batch, see dynlint.runtime.buckets)")
+    else:
+        # not known to be a training loader: dropping the last batch could drop predictions
+        a.report(RULE, node, "DataLoader keeps the short last batch, one more input shape to compile; pad "
+                 "the last batch to the batch size (dynlint.runtime.const_shape_dataloader), or pass "
+                 "drop_last=True if this loader only feeds training", with_fix=False)
+
+
+_EVALUATION_WORDS = ("val", "eval", "test", "predict", "infer", "inference")
+
+
+def _purpose(a, node: ast.Call) -> str | None:
+    """"training" (shuffled or sampled), "evaluation" (explicitly unshuffled, or named for
+    evaluation) or None (cannot tell)."""
+    shuffle = argument(node, ops.DATALOADER_POSITIONS["shuffle"], "shuffle")
+    sampler = argument(node, ops.DATALOADER_POSITIONS["sampler"], "sampler")
+    if (shuffle is not None and not is_constant(shuffle, False)) or (sampler is not None and not is_constant(sampler, None)):
+        return "training"
+    names = [a.scope.name]
+    for parent in reversed(a.stack):
+        if isinstance(parent, ast.Assign):
+            names.extend(_target_name(target) for target in parent.targets)
+            break
+        if isinstance(parent, ast.stmt):
+            break
+    if shuffle is not None or any(word in name.lower() for name in names if name for word in _EVALUATION_WORDS):
+        return "evaluation"
+    return None
+
+
+def _target_name(target) -> str:
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return ""

@@ -39,8 +39,54 @@ def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
         return
     if qual is not None and (qual.startswith("torch.") or qual in ops.PADDING_COLLATORS):
         return
+    if not _tokenizer_like(node.func) or _only_feeds_a_warning(a, node):
+        return
     has_max_length = keyword(node, "max_length") is not None
     advice = ('use padding="max_length"' if has_max_length
               else 'pass padding="max_length" with max_length=<n>, or pad_to_multiple_of=<n>')
     a.report(RULE, padding_keyword, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
              f"{advice}", fix_node=node)
+
+
+def _tokenizer_like(func: ast.expr) -> bool:
+    """``tokenizer(...)``, ``self.processor(...)``, ``tokenizer.pad(...)``: a name in the chain says so."""
+    names = []
+    while isinstance(func, (ast.Attribute, ast.Call, ast.Subscript)):
+        if isinstance(func, ast.Attribute):
+            names.append(func.attr)
+            func = func.value
+        else:
+            func = func.func if isinstance(func, ast.Call) else func.value
+    if isinstance(func, ast.Name):
+        names.append(func.id)
+    return any(hint in name.lower() for name in names for hint in ops.TOKENIZER_NAME_HINTS)
+
+
+def _only_feeds_a_warning(a, node: ast.Call) -> bool:
+    """``untruncated = tokenizer(..., padding="longest").input_ids`` read only to warn about
+    truncation: it never reaches the model."""
+    target = None
+    for parent in reversed(a.stack):
+        if isinstance(parent, ast.Assign):
+            if len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+                target = parent.targets[0].id
+            break
+        if isinstance(parent, ast.stmt):
+            return False
+    function = next((p for p in reversed(a.stack) if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if target is None or function is None:
+        return False
+    uses = 0
+    for statement in ast.walk(function):
+        if not isinstance(statement, ast.If):
+            continue
+        if not any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(statement.test)):
+            continue
+        warns = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in
+                    ("warning", "warn", "warning_once", "info") for b in statement.body for n in ast.walk(b))
+        if not warns:
+            return False
+        uses += sum(1 for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == target)
+    total = sum(1 for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == target
+                and isinstance(n.ctx, ast.Load))
+    return uses > 0 and uses == total
