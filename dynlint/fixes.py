@@ -24,6 +24,7 @@ import tokenize
 from dynlint.source import LINE_BREAK_RE
 from dynlint.diagnostics import Applicability, Edit, Fix
 from dynlint.fixcontext import FixContext
+from dynlint.ops import PURE_TENSOR_METHODS
 
 SAFE = Applicability.SAFE
 UNSAFE = Applicability.UNSAFE
@@ -51,8 +52,18 @@ _BOOL_FUNCS = frozenset({
     "greater", "less", "greater_equal", "less_equal", "not_equal",
 })
 _BOOL_METHODS = _BOOL_FUNCS | frozenset({"bool"})
+# One-tensor ops whose result has exactly their operand's shape.
+_SHAPE_KEEPING_FUNCS = frozenset({
+    "abs", "neg", "exp", "log", "sigmoid", "sign", "sqrt", "square", "isnan", "isinf", "isfinite", "isneginf",
+    "isposinf", "signbit", "logical_not", "tanh", "relu", "log1p", "expm1", "reciprocal", "rsqrt", "floor", "ceil",
+    "round", "trunc", "clone",
+})
+_SHAPE_KEEPING_METHODS = _SHAPE_KEEPING_FUNCS | frozenset({
+    "bool", "float", "double", "half", "bfloat16", "int", "long", "short", "detach", "contiguous",
+})
 # Full reductions: 0-d tensors on x's device (for "flows into tensor arithmetic").
 _REDUCTION_METHODS = frozenset({"sum", "mean", "amax", "amin", "max", "min", "prod", "nansum", "nanmean"})
+_TENSOR_KINDS = frozenset({"tensor", "mask", "scalar_tensor"})
 _COMPARE_OPS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
 _ARITH_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
               ast.BitAnd, ast.BitOr, ast.BitXor)
@@ -149,10 +160,17 @@ def _reduction_fix(masked, ancestors, ctx, x, m, *, row_semantics):
 
 
 def _masked_product(node, ancestors, ctx):
-    """``(a[k] * b[k]).sum()`` -> ``(torch.where(k, a, 0) * torch.where(k, b, 0)).sum()``.
+    """``(a[k] OP b[k]).sum()`` for OP in ``*``, ``+``, ``-``.
 
-    One where per factor: ``torch.where(k, a * b, 0)`` gives NaN gradients when a
-    partner value outside the mask is inf/NaN (measured)."""
+    ``*`` -> ``(torch.where(k, a, 0) * torch.where(k, b, 0)).sum()``: one where per
+    factor, because ``torch.where(k, a * b, 0)`` gives NaN gradients when a partner
+    value outside the mask is inf/NaN (measured).  ``+``/``-`` ->
+    ``torch.where(k, a OP b, 0).sum()``: the operator runs on the operands' own
+    dtypes (bool + bool is a logical or, bool - bool raises, int32 wraps), which a
+    where per factor would not keep (``where(k, bool, 0)`` is int64), and its
+    gradient does not depend on the partner.  Either is exact only when ``a`` and
+    ``b`` provably have the same shape: with an (N, 1) and an (N,) factor the
+    selections broadcast to (K, K), the rewrite to (N, N) (measured)."""
     if not ancestors or not isinstance(ancestors[-1], ast.BinOp):
         return None
     product = ancestors[-1]
@@ -167,20 +185,69 @@ def _masked_product(node, ancestors, ctx):
     if reduction is None or reduction[0] != _SUM:
         return None
     _, replaced, _ = reduction
-    torch = ctx.torch_alias
-    m = left.slice
-    terms = []
-    exact = _pure(m, ctx)
-    for factor in (left, right):
-        mask, exact_rank, _ = _mask_text(factor.value, m, ctx, row_semantics=True)
-        exact = exact and exact_rank and _pure(factor.value, ctx)
-        terms.append(f"{torch}.where({mask}, {_arg(ctx, factor.value)}, 0)")
-    operator = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}[type(product.op)]
-    content = f"({terms[0]} {operator} {terms[1]}).sum()"
     if _has_comment(ctx.segment(replaced)):
         return None
-    message = f"Replace with `({torch}.where(k, a, 0) {operator} {torch}.where(k, b, 0)).sum()` (static shape)"
+    torch = ctx.torch_alias
+    m, a, b = left.slice, left.value, right.value
+    same_shape = _same_shape(a, b, ctx)
+    exact = _pure(m, ctx) and _pure(a, ctx) and _pure(b, ctx) and same_shape
+    if same_shape:  # one mask for both, aligned with whichever factor allows it
+        aligned = [_mask_text(x, m, ctx, row_semantics=True)[:2] for x in (a, b)]
+        masks = [next((text for text, exact_rank in aligned if exact_rank), aligned[0][0])] * 2
+        exact = exact and any(exact_rank for _, exact_rank in aligned)
+    else:
+        masks = [_mask_text(x, m, ctx, row_semantics=True)[0] for x in (a, b)]
+    operator = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}[type(product.op)]
+    if operator == "*":
+        terms = [f"{torch}.where({mask}, {_arg(ctx, x)}, 0)" for mask, x in zip(masks, (a, b))]
+        content = f"({terms[0]} * {terms[1]}).sum()"
+        message = f"Replace with `({torch}.where(k, a, 0) * {torch}.where(k, b, 0)).sum()` (static shape)"
+    else:  # a and b have one shape: the mask aligned with a is aligned with a OP b
+        mask = masks[0]
+        combined = f"{_primary(ctx, a)} {operator} {_primary(ctx, b)}"
+        content = f"{torch}.where({mask}, {combined}, 0).sum()"
+        message = f"Replace with `{torch}.where(k, a {operator} b, 0).sum()` (static shape)"
+    if not exact:
+        message += " (unsafe: the factors' shapes are not known to be equal, or an operand may have side effects)"
     return Fix(SAFE if exact else UNSAFE, message, (_replace(ctx, replaced, content),))
+
+
+def _same_shape(a, b, ctx) -> bool:
+    """Whether ``a`` and ``b`` provably have one shape: both are computed from one tensor
+    by ops that keep its shape (casts, elementwise math, arithmetic with Python numbers)."""
+    root_a, root_b = _shape_root(a, ctx), _shape_root(b, ctx)
+    return root_a is not None and root_b is not None and _dump(root_a) == _dump(root_b)
+
+
+def _shape_root(expr, ctx, depth: int = 0):
+    if depth > 8:
+        return None
+    recurse = lambda e: _shape_root(e, ctx, depth + 1)  # noqa: E731
+    if isinstance(expr, ast.Name):
+        bound = ctx.binding(expr.id)
+        return recurse(bound) if bound is not None else expr
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd, ast.Invert)):
+        return recurse(expr.operand)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, _ARITH_OPS):
+        if _is_number(expr.right):
+            return recurse(expr.left)
+        if _is_number(expr.left):
+            return recurse(expr.right)
+        return expr
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.keywords:
+        func = expr.func
+        if isinstance(func.value, ast.Name) and func.value.id == ctx.torch_alias:
+            if func.attr in _SHAPE_KEEPING_FUNCS and len(expr.args) == 1:
+                return recurse(expr.args[0])
+        elif func.attr in _SHAPE_KEEPING_METHODS and not expr.args:
+            return recurse(func.value)
+    return expr
+
+
+def _is_number(node) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)
 
 
 def _index_by_nonzero_fix(node, ancestors, ctx):
@@ -468,13 +535,20 @@ def _pure(expr, ctx, depth: int = 0) -> bool:
         return recurse(expr.left) and recurse(expr.right)
     if isinstance(expr, ast.UnaryOp):
         return recurse(expr.operand)
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.keywords:
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
         func = expr.func
+        if any(isinstance(a, ast.Starred) for a in expr.args) \
+                or any(k.arg in (None, "out", "inplace") for k in expr.keywords):
+            return False  # unknown arguments, or a write
+        arguments = [*expr.args, *(k.value for k in expr.keywords)]
         if isinstance(func.value, ast.Name) and func.value.id == ctx.torch_alias:
-            known = func.attr in _ELEMENTWISE_FUNCS
+            known = func.attr in _ELEMENTWISE_FUNCS and not expr.keywords
+        elif func.attr in PURE_TENSOR_METHODS and ctx.kind(func.value) in _TENSOR_KINDS:
+            known = recurse(func.value)  # a tensor's method with no side effect (ops.PURE_TENSOR_METHODS)
         else:
-            known = (func.attr in _ELEMENTWISE_METHODS or func.attr in _REDUCTION_METHODS) and recurse(func.value)
-        return known and all(recurse(a) for a in expr.args)
+            known = (func.attr in _ELEMENTWISE_METHODS or func.attr in _REDUCTION_METHODS) and not expr.keywords \
+                and recurse(func.value)
+        return known and all(recurse(a) for a in arguments)
     return False
 
 

@@ -352,3 +352,32 @@ DTYPE_PRESERVING_FUNCTIONS = frozenset(
 #: a `padding=` keyword pads to the longest item only on callables named like these (tokenizers,
 #: processors, feature extractors, collators); elsewhere `padding` means something else
 TOKENIZER_NAME_HINTS = ("tokeniz", "processor", "feature_extractor", "extractor", "collat", "encode_plus")
+
+# --- fixes (dynlint.fixes, dynlint.rebinding) --------------------------------------
+# Tensor methods free of side effects: no mutation, no random numbers, no host copy, the
+# same result whenever they run.  A fix may move such a call (``x.mul(w)[m].sum()`` ->
+# ``torch.where(m, x.mul(w), 0).sum()`` evaluates the mask first); it may not move one
+# that draws random numbers (dropout, bernoulli) or writes (anything ending in ``_``).
+PURE_TENSOR_METHODS = frozenset("""
+    add sub subtract mul multiply div divide true_divide floor_divide remainder fmod pow float_power neg negative
+    abs absolute reciprocal sqrt rsqrt square exp exp2 expm1 log log2 log10 log1p sigmoid logit tanh sin cos tan
+    asin acos atan atan2 arctan2 sinh cosh asinh acosh atanh relu clamp clip clamp_min clamp_max sign sgn signbit
+    floor ceil round trunc frac lerp addcmul addcdiv maximum minimum fmax fmin hypot logaddexp erf erfc erfinv
+    lgamma digamma xlogy nan_to_num softmax log_softmax matmul mm bmm dot outer
+    eq ne gt lt ge le greater less greater_equal less_equal not_equal logical_and logical_or logical_xor
+    logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan isinf isfinite isneginf isposinf isreal
+    float double half bfloat16 int long short bool type_as to detach clone contiguous
+    view view_as reshape reshape_as flatten squeeze unsqueeze transpose permute t expand expand_as narrow select
+    flip roll repeat tile movedim diagonal tril triu
+    sum mean prod amax amin std var norm logsumexp nansum nanmean all any cumsum cumprod
+    masked_fill where gather index_select
+""".split())
+
+# Tensor methods that change the shape of the tensor they are called on, in place (measured on
+# torch 2.13: every public in-place method tried on a 2x3 tensor, plus those that need a size-1
+# dimension or a tensor argument to show it), and attributes whose assignment does (``x.data = y``).
+INPLACE_SHAPE_METHODS = frozenset({
+    "unsqueeze_", "squeeze_", "resize_", "resize_as_", "t_", "transpose_", "swapaxes_", "swapdims_",
+    "as_strided_", "set_", "sparse_resize_", "sparse_resize_and_clear_",
+})
+INPLACE_SHAPE_ATTRIBUTES = frozenset({"data"})

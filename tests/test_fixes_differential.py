@@ -171,9 +171,23 @@ def f(x: torch.Tensor):
 """
 
 PRODUCT_SUM = """
-def f(a: torch.Tensor, b: torch.Tensor, y: torch.Tensor):
+def f(a: torch.Tensor, y: torch.Tensor):
     k = y > 0
+    b = a * 3
     return (a[k] * b[k]).sum()
+"""
+
+PRODUCT_ADD = """
+def f(a: torch.Tensor, y: torch.Tensor):
+    k = y > 0
+    return (a[k] + a.bool()[k]).sum()
+"""
+
+PRODUCT_SUB = """
+def f(a: torch.Tensor, y: torch.Tensor):
+    k = y > 0
+    b = a * 2
+    return (b[k] - a[k]).sum()
 """
 
 INDEX_BY_WHERE_SUM = """
@@ -229,6 +243,42 @@ def test_masked_select_sum_is_exact(case):
     compare_with_grad(original, fixed, *case)
 
 
+PURE_METHOD_MASKED_SELECT = """
+def f(loss: torch.Tensor, w: torch.Tensor, y: torch.Tensor):
+    m = y > 0
+    return loss.mul(w).masked_select(m).sum()
+"""
+
+
+@EXAMPLES
+@given(broadcastable_pair(), st.sampled_from([(), (1,), (3,)]))
+def test_masked_select_after_a_pure_method_is_exact(case, w_shape):
+    """issue 13: `.mul` has no side effects (ops.PURE_TENSOR_METHODS), so evaluating the mask
+    first changes nothing: the fix is safe."""
+    original, fixed, source = _PURE_METHOD
+    assert "torch.where(m, loss.mul(w), 0).sum()" in source
+    x, y = case
+    w = torch.full(w_shape, 3, dtype=x.dtype) if x.dtype != torch.bool else torch.ones(w_shape, dtype=torch.bool)
+    if x.dim() < len(w_shape) or (x.dim() and w_shape and x.shape[-1] not in (1, 3)):
+        return
+    want, error = _outcome(original, x, w, y)
+    if error is not None:
+        return  # shapes that do not broadcast
+    compare_with_grad(lambda a, b: original(a, w, b), lambda a, b: fixed(a, w, b), x, y)
+
+
+@pytest.mark.parametrize("call", ["loss.add_(w)", "loss.bernoulli()", "helper(loss)", "loss.mul(w, out=w)"])
+def test_masked_select_after_a_call_with_effects_is_unsafe(call):
+    _, _, source = fixed_pair(f"""
+        def helper(t):
+            return t
+
+        def f(loss: torch.Tensor, w: torch.Tensor, y: torch.Tensor):
+            m = y > 0
+            return {call}.masked_select(m).sum()
+        """, expect=Applicability.UNSAFE, code="DYN104")
+
+
 @EXAMPLES
 @given(tensors((3, 3)))
 def test_method_masked_select_sum_is_exact(x):
@@ -237,41 +287,97 @@ def test_method_masked_select_sum_is_exact(x):
 
 
 @EXAMPLES
-@given(st.data())
-def test_product_of_masked_terms_is_exact_with_gradients(data):
-    original, fixed, source = _PRODUCT
-    assert source.count("torch.where(") == 2
-    n = data.draw(st.integers(0, 4))
-    dtype = data.draw(st.sampled_from(FLOATS + INTS))
-    a = data.draw(tensors((n, n), [dtype]))
-    b = data.draw(tensors(data.draw(st.sampled_from([(n, n), (n, 1)])), [dtype]))
-    k = data.draw(masks(data.draw(st.sampled_from([(n,), (n, n)])) if n else (0,)))
-    if k.dim() == 2 and b.shape[1] == 1:
-        b = b.expand(n, n).contiguous()  # a[k] * b[k] needs the same selection size
-    y = torch.where(k, 1.0, -1.0)
-    expected, actual = original(a, b, y), fixed(a, b, y)
-    assert_same(expected, actual)
-    if dtype.is_floating_point:
-        grads = []
-        for fn in (original, fixed):
-            la, lb = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
-            fn(la, lb, y).backward()
-            grads.append((la.grad, lb.grad))
-        for got, want in zip(grads[1], grads[0]):
-            torch.testing.assert_close(got, want, equal_nan=True)
+@given(matrix_and_mask())
+@example(ROW_MASK_CASE)
+@example((torch.tensor([True, True, False]), torch.tensor([1.0, 1.0, -1.0])))
+def test_product_forms_with_factors_of_one_shape_are_exact(case):
+    for pair in (_PRODUCT, _PRODUCT_ADD, _PRODUCT_SUB):
+        original, fixed, _ = pair
+        x, y = case
+        want, want_error = _outcome(original, x, y)
+        if want_error is not None:  # bool - bool raises: so must the fixed code
+            assert _outcome(fixed, x, y)[1] is not None
+            continue
+        compare_with_grad(original, fixed, x, y)
+
+
+def test_product_forms_keep_each_operator_on_the_operands_own_dtypes():
+    """+ and - are rewritten with one where around the operation: bool + bool is a logical
+    or, bool - bool raises; a where per factor would promote bools to int64 first."""
+    _, _, add_source = _PRODUCT_ADD
+    assert "torch.where(k.reshape(k.shape + (1,) * (a.ndim - k.ndim)), a + a.bool(), 0).sum()" in add_source
+    _, _, product_source = _PRODUCT
+    assert product_source.count("torch.where(") == 2
 
 
 def test_product_fix_keeps_gradients_finite_where_single_where_does_not():
-    """The measured reason for one where per factor: inf outside the mask."""
+    """The measured reason for one where per factor under `*`: inf outside the mask."""
     _, fixed, _ = _PRODUCT
     a = torch.tensor([1.0, float("inf")], requires_grad=True)
-    b = torch.tensor([2.0, 3.0], requires_grad=True)
     y = torch.tensor([1.0, -1.0])
-    fixed(a, b, y).backward()
-    assert torch.equal(a.grad, torch.tensor([2.0, 0.0])) and torch.equal(b.grad, torch.tensor([1.0, 0.0]))
-    a2, b2 = a.detach().clone().requires_grad_(True), b.detach().clone().requires_grad_(True)
-    torch.where(y > 0, a2 * b2, 0).sum().backward()
-    assert torch.isnan(b2.grad).any()
+    fixed(a, y).backward()
+    assert torch.equal(a.grad, torch.tensor([6.0, 0.0]))
+    a2 = a.detach().clone().requires_grad_(True)
+    torch.where(y > 0, a2 * (a2 * 3), 0).sum().backward()
+    assert torch.isnan(a2.grad).any()
+
+
+# ---- issue 13: product forms whose rewrite changed results
+BOOL_SUM_OF_SELF = """
+def f(p: torch.Tensor, y: torch.Tensor):
+    sel = y > 0
+    return (p[sel] + p[sel]).sum()
+"""
+
+BOOL_DIFFERENCE_OF_SELF = """
+def f(p: torch.Tensor, y: torch.Tensor):
+    sel = y > 0
+    return (p[sel] - p[sel]).sum()
+"""
+
+
+def test_bool_operands_of_the_sum_form_keep_the_logical_or():
+    """(p[sel] + q[sel]).sum() with bool operands counts the ORs; a where per factor
+    (bool -> int64) added integers instead."""
+    original, fixed, _ = fixed_pair(BOOL_SUM_OF_SELF, expect=Applicability.SAFE, code="DYN101")
+    p = torch.tensor([True, True, False, True])
+    y = torch.tensor([1.0, 1.0, 1.0, -1.0])
+    assert original(p, y) == 2
+    assert_same(original(p, y), fixed(p, y))
+
+
+def test_bool_operands_of_the_difference_form_keep_raising():
+    original, fixed, _ = fixed_pair(BOOL_DIFFERENCE_OF_SELF, expect=Applicability.SAFE, code="DYN101")
+    p = torch.tensor([True, False])
+    y = torch.tensor([1.0, 1.0])
+    with pytest.raises(RuntimeError):
+        original(p, y)
+    with pytest.raises(RuntimeError):
+        fixed(p, y)
+    x = torch.tensor([1.5, 2.0])
+    assert_same(original(x, y), fixed(x, y))
+
+
+BROADCAST_FACTORS = {
+    "+": "def f(a: torch.Tensor, b: torch.Tensor, y: torch.Tensor):\n    k = y > 0\n    return (a[k] + b[k]).sum()\n",
+    "-": "def f(a: torch.Tensor, b: torch.Tensor, y: torch.Tensor):\n    k = y > 0\n    return (a[k] - b[k]).sum()\n",
+    "*": "def f(a: torch.Tensor, b: torch.Tensor, y: torch.Tensor):\n    k = y > 0\n    return (a[k] * b[k]).sum()\n",
+}
+
+
+@pytest.mark.parametrize("operator", sorted(BROADCAST_FACTORS))
+def test_factors_of_unknown_shapes_make_the_product_form_unsafe(operator):
+    """An (N, 1) and an (N,) factor: the selections broadcast to (K, K), the rewrite to
+    (N, N).  Off by N/K for + and -; for * a zero outside the mask meets an inf inside it
+    (NaN instead of inf).  Offered, but only as unsafe."""
+    original, fixed, _ = fixed_pair(BROADCAST_FACTORS[operator], expect=Applicability.UNSAFE, code="DYN101")
+    a = torch.tensor([[1.0], [2.0], [4.0]])
+    b = torch.tensor([float("inf") if operator == "*" else 10.0, 20.0, 40.0])  # inf inside the mask
+    y = torch.tensor([1.0, -1.0, 1.0])
+    want, got = original(a, b, y), fixed(a, b, y)
+    assert not torch.equal(want, got), (want, got)
+    same_shape = torch.tensor([1.0, 2.0, 4.0])
+    assert_same(original(same_shape, b, y), fixed(same_shape, b, y))  # equal when the shapes agree
 
 
 @EXAMPLES
@@ -280,6 +386,113 @@ def test_index_by_where_and_nonzero_sum_are_exact(x):
     for pair in (_INDEX_BY_WHERE, _INDEX_BY_NONZERO):
         original, fixed, _ = pair
         compare_with_grad(original, fixed, x)
+
+
+# ---- issue 13: a mask bound from the tensor, used after the tensor may have changed shape
+_LOOP = """
+def f(h: torch.Tensor, w: torch.Tensor):
+    valid = h != 0
+    acc = 0
+    for _ in range(2):
+        acc = acc + h[valid].sum()
+        {change}
+    return acc
+"""
+_WHILE = """
+def f(h: torch.Tensor, w: torch.Tensor):
+    valid = h != 0
+    acc = 0
+    i = 0
+    while i < 2:
+        acc = acc + h[valid].sum()
+        {change}
+        i += 1
+    return acc
+"""
+_CLOSURE = """
+def f(h: torch.Tensor, w: torch.Tensor):
+    valid = h != 0
+
+    def grow():
+        nonlocal h
+        {change}
+
+    grow()
+    return h[valid].sum()
+"""
+_STRAIGHT = """
+def f(h: torch.Tensor, w: torch.Tensor):
+    valid = h != 0
+    {change}
+    return h[valid].sum()
+"""
+STALE_MASKS = {
+    "loop_back_edge": _LOOP.format(change="h = h[..., None] * w"),
+    "while_back_edge": _WHILE.format(change="h = h[..., None] * w"),
+    "loop_unsqueeze_": _LOOP.format(change="h.unsqueeze_(-1)"),
+    "closure_nonlocal": _CLOSURE.format(change="h = h[..., None] * w"),
+    "unsqueeze_": _STRAIGHT.format(change="h.unsqueeze_(-1)"),
+    "resize_": _STRAIGHT.format(change="h.resize_(h.numel(), 1)"),
+    "t_": _STRAIGHT.format(change="h.t_()"),
+    "data": _STRAIGHT.format(change="h.data = h.data.unsqueeze(-1)"),
+    "alias_unsqueeze_": _STRAIGHT.format(change="g = h\n    g.unsqueeze_(-1)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STALE_MASKS))
+def test_a_mask_bound_before_a_shape_change_is_not_taken_for_the_tensors_shape(name):
+    """The same-shape proof must hold on every path to the use: loop back-edges, closures
+    rebinding the tensor, in-place shape changes (through any alias) all break it.  The fix
+    then aligns the mask explicitly (exact for every valid mask rank) instead of trusting it."""
+    original, fixed, source = fixed_pair(STALE_MASKS[name], expect=Applicability.SAFE, code="DYN101")
+    assert "torch.where(valid, h, 0)" not in source
+    w = torch.tensor([2.0])
+    for h in (torch.tensor([1.0, 0.0, 2.0]), torch.tensor([[1.0, 0.0], [3.0, -1.0]]), torch.tensor([0, 5, 0, 7])):
+        if name == "t_" and h.dim() != 2:
+            continue
+        want, want_error = _outcome(original, h.clone(), w)
+        got, got_error = _outcome(fixed, h.clone(), w)
+        assert (want_error is None) == (got_error is None), (want_error, got_error)
+        if want_error is None:
+            assert_same(want, got)
+        if h.is_floating_point() and name not in ("resize_", "data"):  # autograd refuses the original
+            grads = []
+            for fn in (original, fixed):
+                leaf = h.clone().requires_grad_(True)
+                fn(leaf * 1, w).backward()
+                grads.append(leaf.grad)
+            torch.testing.assert_close(grads[1], grads[0])
+
+
+KEPT_MASKS = {
+    "loop_without_change": _LOOP.format(change="acc = acc * 2"),
+    "change_after_the_use": """
+def f(h: torch.Tensor, w: torch.Tensor):
+    valid = h != 0
+    total = h[valid].sum()
+    h = h[..., None] * w
+    return total + h.sum()
+""",
+    "rebound_by_the_use_itself": """
+def f(h: torch.Tensor, w: torch.Tensor):
+    valid = h != 0
+    h = h[valid].sum()
+    return h
+""",
+    "values_change_in_the_loop": _LOOP.format(change="h = h * w"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT_MASKS))
+def test_a_mask_still_valid_at_the_use_is_used_as_is(name):
+    """No loss of precision where the proof does hold: ``valid`` is passed through unchanged."""
+    original, fixed, source = fixed_pair(KEPT_MASKS[name], expect=Applicability.SAFE, code="DYN101")
+    if name == "values_change_in_the_loop":  # h is rebound (same shape, but not provably)
+        assert "valid.reshape(" in source
+    else:
+        assert "torch.where(valid, h, 0).sum()" in source
+    h = torch.tensor([[1.0, 0.0], [3.0, float("nan")]])
+    compare_with_grad(original, fixed, h, torch.tensor([2.0]))
 
 
 def test_nan_and_inf_outside_the_mask_do_not_leak():
@@ -474,7 +687,10 @@ COMPILE_CASES = {
     "torch_sum": (TORCH_SUM_OF_MASK, Applicability.SAFE, lambda x, y: (x, y)),
     "masked_select": (MASKED_SELECT_SUM, Applicability.SAFE, lambda x, y: (x, y)),
     "method_masked_select": (METHOD_MASKED_SELECT_SUM, Applicability.SAFE, lambda x, y: (x,)),
-    "product": (PRODUCT_SUM, Applicability.SAFE, lambda x, y: (x, x + 1, y)),
+    "pure_method_masked_select": (PURE_METHOD_MASKED_SELECT, Applicability.SAFE, lambda x, y: (x, y + 2, y)),
+    "product": (PRODUCT_SUM, Applicability.SAFE, lambda x, y: (x, y)),
+    "product_add": (PRODUCT_ADD, Applicability.SAFE, lambda x, y: (x, y)),
+    "product_sub": (PRODUCT_SUB, Applicability.SAFE, lambda x, y: (x, y)),
     "index_where": (INDEX_BY_WHERE_SUM, Applicability.SAFE, lambda x, y: (x,)),
     "index_nonzero": (INDEX_BY_NONZERO_SUM, Applicability.SAFE, lambda x, y: (x,)),
     "mean": (MEAN, Applicability.UNSAFE, lambda x, y: (x, y)),
@@ -503,15 +719,31 @@ def test_fixed_snippet_compiles_without_graph_break_and_original_breaks(name):
     torch._dynamo.reset()
 
 
-# Built once at import (each is a check + fix of a short snippet).
-_SAME_SHAPE = fixed_pair(SAME_SHAPE_SUM, expect=Applicability.SAFE, code="DYN101")
-_ANY_MASK = fixed_pair(ANY_MASK_SUM, expect=Applicability.SAFE, code="DYN101")
-_TORCH_SUM = fixed_pair(TORCH_SUM_OF_MASK, expect=Applicability.SAFE, code="DYN101")
-_MASKED_SELECT = fixed_pair(MASKED_SELECT_SUM, expect=Applicability.SAFE, code="DYN104")
-_METHOD_MASKED_SELECT = fixed_pair(METHOD_MASKED_SELECT_SUM, expect=Applicability.SAFE, code="DYN104")
-_PRODUCT = fixed_pair(PRODUCT_SUM, expect=Applicability.SAFE, code="DYN101")
-_INDEX_BY_WHERE = fixed_pair(INDEX_BY_WHERE_SUM, expect=Applicability.SAFE, code="DYN102")
-_INDEX_BY_NONZERO = fixed_pair(INDEX_BY_NONZERO_SUM, expect=Applicability.SAFE, code="DYN102")
-_MEAN = fixed_pair(MEAN, expect=Applicability.UNSAFE, code="DYN101")
-_SAME_SHAPE_MEAN = fixed_pair(SAME_SHAPE_MEAN, expect=Applicability.UNSAFE, code="DYN101")
-_DIVIDED_COUNT = fixed_pair(DIVIDED_COUNT, expect=Applicability.SAFE, code="DYN102")
+class _Pair:
+    """fixed_pair(...) built on first use (once), so one failing snippet fails its own tests only."""
+
+    def __init__(self, body: str, *, expect: Applicability, code: str):
+        self.arguments = (body, expect, code)
+        self.value = None
+
+    def __iter__(self):
+        if self.value is None:
+            body, expect, code = self.arguments
+            self.value = fixed_pair(body, expect=expect, code=code)
+        return iter(self.value)
+
+
+_SAME_SHAPE = _Pair(SAME_SHAPE_SUM, expect=Applicability.SAFE, code="DYN101")
+_ANY_MASK = _Pair(ANY_MASK_SUM, expect=Applicability.SAFE, code="DYN101")
+_TORCH_SUM = _Pair(TORCH_SUM_OF_MASK, expect=Applicability.SAFE, code="DYN101")
+_MASKED_SELECT = _Pair(MASKED_SELECT_SUM, expect=Applicability.SAFE, code="DYN104")
+_METHOD_MASKED_SELECT = _Pair(METHOD_MASKED_SELECT_SUM, expect=Applicability.SAFE, code="DYN104")
+_PURE_METHOD = _Pair(PURE_METHOD_MASKED_SELECT, expect=Applicability.SAFE, code="DYN104")
+_PRODUCT = _Pair(PRODUCT_SUM, expect=Applicability.SAFE, code="DYN101")
+_PRODUCT_ADD = _Pair(PRODUCT_ADD, expect=Applicability.SAFE, code="DYN101")
+_PRODUCT_SUB = _Pair(PRODUCT_SUB, expect=Applicability.SAFE, code="DYN101")
+_INDEX_BY_WHERE = _Pair(INDEX_BY_WHERE_SUM, expect=Applicability.SAFE, code="DYN102")
+_INDEX_BY_NONZERO = _Pair(INDEX_BY_NONZERO_SUM, expect=Applicability.SAFE, code="DYN102")
+_MEAN = _Pair(MEAN, expect=Applicability.UNSAFE, code="DYN101")
+_SAME_SHAPE_MEAN = _Pair(SAME_SHAPE_MEAN, expect=Applicability.UNSAFE, code="DYN101")
+_DIVIDED_COUNT = _Pair(DIVIDED_COUNT, expect=Applicability.SAFE, code="DYN102")

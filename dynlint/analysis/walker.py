@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass, field
 
 from dynlint import checks, ops
-from dynlint.analysis import evidence as _evidence
+from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
     CALL, COMPILED, DISABLED, EMPTY, HOST, KERNEL, ROOT_COMPILED, ROOT_HOST, ROOT_TRAIN, TRAIN,
     Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call,
@@ -119,6 +119,7 @@ class Analyzer:
         self._kind_cache: dict[int, object] = {}
         self._maybe_calls: set[int] = set()     # id() of calls whose result is only maybe what kind() says
         self.stamp = 0                          # counts bindings, to tell which came later
+        self._rebinding = rebinding.Cache()     # what may rebind or reshape, for binding()
 
     # ------------------------------------------------------------------ driver
     def run(self, tree: ast.AST) -> FileAnalysis:
@@ -236,6 +237,9 @@ class Analyzer:
         for sub in ast.walk(value):
             if type(sub) is ast.Name and bound_at.get(sub.id, 0) > stamp:
                 return None
+        # ... nor across a loop's back-edge, a closure's nonlocal, an in-place shape change
+        if not rebinding.binding_holds(value, name, self.stack, self._rebinding, self.aliases.keys()):
+            return None
         return value
 
     # ------------------------------------------------------------------ names

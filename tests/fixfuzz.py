@@ -1,0 +1,366 @@
+"""Differential fuzzing of ``dynlint fix``: generated programs, run before and after their safe fixes.
+
+A program is a small function ``f(h, g, y, w, flag)`` built from choices that
+stress the same-shape proofs behind the safe fixes:
+
+* how the mask is written: a local name bound to a mask of another tensor
+  (``m = y > 0``), a local name derived from ``h`` itself (``m = h != 0``, also
+  through another local), inline (``h[h != 0]``), or rebound under a branch;
+* where ``h`` changes shape relative to the masked reduction: before it, after
+  it, after it inside a loop (the back-edge), under a branch, inside a closure
+  that rebinds it with ``nonlocal``; and how: rebinding (``h = h[..., None] * w``,
+  ``h = h.unsqueeze(-1)``), in-place (``unsqueeze_``, ``resize_``, ``t_``,
+  ``h.data = ...``), or values only (``h = h * 2``);
+* which reduction the fix rewrites: ``h[m].sum()``, ``torch.sum(h[m])``,
+  ``masked_select`` (method and function, also after ``.mul(g)``), the
+  product/sum form ``(h[m] OP g[m]).sum()`` with ``+``, ``-``, ``*``, indexing
+  by ``torch.where(m)`` / ``m.nonzero(as_tuple=True)``, and a nonzero count in
+  a true division;
+* inputs: every dtype (bool, uint8, int32/64, float16/32/64, bfloat16), ranks 1
+  and 2 (square matrices, columns), broadcasting partners ``g`` of shape
+  ``(N,)``, ``(N, 1)``, ``(N, N)``, NaN/±inf and integer extremes, empty, full,
+  single-element and random masks.
+
+``check_program`` applies dynlint's **safe** fixes and runs original and fixed
+code on the same inputs: both must give equal results (dtype, shape, values;
+NaN equal to NaN) and equal gradients for floating-point inputs, or the fixed
+file must be unchanged.  An input on which the original raises ``IndexError``
+(a mask whose shape does not match the indexed tensor) is an invalid program
+run and is skipped; any other error of the original must also be an error of
+the fixed code (``bool - bool`` raises, and must keep raising).
+
+Used by tests/test_fix_fuzz.py (bounded, derandomized, in the default test run)
+and bench/fuzz_fixes.py (longer random runs).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from functools import lru_cache
+
+import torch
+from hypothesis import strategies as st
+
+from dynlint.api import check_source
+from dynlint.fixer import fix_source
+
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+INTS = (torch.uint8, torch.int32, torch.int64)
+DTYPES = FLOATS + INTS + (torch.bool,)
+SPECIALS = (float("nan"), float("inf"), float("-inf"))
+
+# mask name -> (prelude lines, mask expression at the use)
+MASKS = {
+    "param": (["m = y > 0"], "m"),
+    "derived": (["m = h != 0"], "m"),
+    "derived_or_nan": (["m = (h > 0) | torch.isnan(h)"], "m"),
+    "derived_chain": (["d = h * 2", "m = d != 0"], "m"),
+    "inline_derived": ([], "h != 0"),
+    "inline_param": ([], "y > 0"),
+    "rebound": (["m = y > 0"], "m"),  # plus `if flag: m = h != 0` before the use
+}
+
+MUTATIONS = {
+    "index_none": "h = h[..., None] * w",
+    "unsqueeze": "h = h.unsqueeze(-1)",
+    "unsqueeze_": "h.unsqueeze_(-1)",
+    "resize_": "h.resize_(h.numel(), 1)",
+    "t_": "h.t_()",
+    "data": "h.data = h.data.unsqueeze(-1)",
+    "values": "h = h * 2",
+}
+
+SIGNATURE = "h: torch.Tensor, g: torch.Tensor, y: torch.Tensor, w: torch.Tensor, flag: bool"
+PLACEMENTS = ("none", "before", "after", "loop_after", "loop_before", "while_after", "branch_before",
+              "closure_before", "closure_loop")
+
+USES = {
+    "sum": "acc = acc + h[{m}].sum()",
+    "torch_sum": "acc = acc + torch.sum(h[{m}])",
+    "masked_select": "acc = acc + h.masked_select({m}).sum()",
+    "torch_masked_select": "acc = acc + torch.masked_select(h, {m}).sum()",
+    "mul_masked_select": "acc = acc + h.mul({partner}).masked_select({m}).sum()",
+    "product": "acc = acc + (h[{m}] {op} {partner}[{m}]).sum()",
+    "index_where": "acc = acc + h[torch.where({m})].sum()",
+    "index_nonzero": "acc = acc + h[({m}).nonzero(as_tuple=True)].sum()",
+    "count_division": "acc = acc + h.float().sum() / len(h.nonzero())",
+}
+
+# the second operand of the product form and of .mul(): another tensor, or one computed from h
+PARTNERS = {
+    "g": ([], "g"),
+    "same": ([], "h"),
+    "scaled": ([], "(h * 2)"),
+    "cast": ([], "h.bool()"),
+    "bound": (["p = h.bool()"], "p"),
+}
+
+_REBINDING = ("index_none", "unsqueeze", "data")
+_IN_PLACE = ("unsqueeze_", "resize_", "t_")
+_ALL = dict(masks=tuple(MASKS), uses=tuple(USES), placements=PLACEMENTS, mutations=tuple(MUTATIONS),
+            ops=("+", "-", "*"), partners=tuple(PARTNERS), dtypes=DTYPES, partner_shape="any")
+
+# name -> what the family draws from (everything not named: as in "mixed")
+FAMILIES = {
+    "mixed": _ALL,
+    # a mask reused across a loop back-edge after its tensor changed shape
+    "loop_back_edge": {**_ALL, "uses": ("sum", "torch_sum", "index_where", "index_nonzero", "product"),
+                       "placements": ("loop_after", "while_after", "closure_loop"),
+                       "mutations": _REBINDING + _IN_PLACE, "ops": ("*",)},
+    # the tensor rebound by a closure (nonlocal) or reshaped in place before the use
+    "closure_and_in_place": {**_ALL, "uses": ("sum", "torch_sum", "index_where", "index_nonzero"),
+                             "placements": ("before", "branch_before", "closure_before"),
+                             "mutations": _REBINDING + _IN_PLACE},
+    # the product/sum form with bool operands (same shapes)
+    "bool_product": {**_ALL, "masks": ("param", "inline_param"), "uses": ("product",), "placements": ("none",),
+                     "mutations": ("values",), "dtypes": (torch.bool,), "partner_shape": "same"},
+    # the product/sum form with broadcasting factors (non-bool)
+    "broadcast_product": {**_ALL, "masks": ("param", "inline_param"), "uses": ("product",),
+                          "placements": ("none",), "mutations": ("values",), "dtypes": FLOATS + INTS,
+                          "partner_shape": "broadcast"},
+}
+
+
+@dataclass(frozen=True)
+class Program:
+    mask: str
+    placement: str
+    mutation: str
+    use: str
+    op: str
+    partner: str = "g"
+
+    def source(self) -> str:
+        prelude, m = MASKS[self.mask]
+        partner_prelude, partner = PARTNERS[self.partner]
+        if "{partner}" in USES[self.use]:
+            prelude = prelude + partner_prelude
+        use = USES[self.use].format(m=m, op=self.op, partner=partner)
+        mutate = MUTATIONS[self.mutation]
+        body: list[str] = []
+        if self.mask == "rebound":
+            body += ["if flag:", "    m = h != 0"]
+        placement = self.placement
+        if placement == "none":
+            body += [use]
+        elif placement == "before":
+            body += [mutate, use]
+        elif placement == "after":
+            body += [use, mutate]
+        elif placement == "loop_after":
+            body += ["for _ in range(2):", f"    {use}", f"    {mutate}"]
+        elif placement == "loop_before":
+            body += ["for _ in range(2):", f"    {mutate}", f"    {use}"]
+        elif placement == "while_after":
+            body += ["i = 0", "while i < 2:", f"    {use}", f"    {mutate}", "    i += 1"]
+        elif placement == "branch_before":
+            body += ["if flag:", f"    {mutate}", use]
+        elif placement == "closure_before":
+            body += _closure(mutate) + ["step()", use]
+        elif placement == "closure_loop":
+            body += _closure(mutate) + ["for _ in range(2):", f"    {use}", "    step()"]
+        else:  # pragma: no cover - a new placement without a rendering
+            raise ValueError(placement)
+        lines = ["import torch", "", "", f"def f({SIGNATURE}):"]
+        lines += [f"    {line}" for line in prelude + ["acc = 0"] + body + ["return acc"]]
+        return "\n".join(lines) + "\n"
+
+
+def _closure(mutate: str) -> list[str]:
+    return ["def step():", "    nonlocal h", f"    {mutate}"]
+
+
+@dataclass
+class Inputs:
+    h: torch.Tensor
+    g: torch.Tensor
+    y: torch.Tensor
+    w: torch.Tensor
+    flag: bool
+
+    def __repr__(self) -> str:
+        def show(t):
+            return f"tensor({t.tolist()}, dtype={t.dtype})"
+        return f"Inputs(h={show(self.h)}, g={show(self.g)}, y={show(self.y)}, w={show(self.w)}, flag={self.flag})"
+
+
+# --------------------------------------------------------------------------- strategies
+def programs(family: str = "mixed"):
+    spec = FAMILIES[family]
+    return st.builds(Program, mask=st.sampled_from(spec["masks"]), placement=st.sampled_from(spec["placements"]),
+                     mutation=st.sampled_from(spec["mutations"]), use=st.sampled_from(spec["uses"]),
+                     op=st.sampled_from(spec["ops"]), partner=st.sampled_from(spec["partners"]))
+
+
+@st.composite
+def tensors(draw, shape, dtype):
+    numel = 1
+    for size in shape:
+        numel *= size
+    if dtype == torch.bool:
+        values = draw(st.lists(st.booleans(), min_size=numel, max_size=numel))
+        return torch.tensor(values, dtype=torch.bool).reshape(shape)
+    if dtype.is_floating_point:
+        element = st.one_of(st.integers(-3, 3).map(float), st.floats(-50, 50, allow_nan=False, width=16),
+                            st.sampled_from(SPECIALS))
+        values = draw(st.lists(element, min_size=numel, max_size=numel))
+        return torch.tensor(values, dtype=torch.float64).reshape(shape).to(dtype)
+    info = torch.iinfo(dtype)
+    element = st.one_of(st.integers(max(info.min, -3), 3), st.sampled_from([info.min, info.max]))
+    values = draw(st.lists(element, min_size=numel, max_size=numel))
+    return torch.tensor(values, dtype=dtype).reshape(shape)
+
+
+@st.composite
+def masks(draw, shape):
+    numel = 1
+    for size in shape:
+        numel *= size
+    style = draw(st.sampled_from(["random", "empty", "full", "single"]))
+    if style == "random":
+        values = draw(st.lists(st.booleans(), min_size=numel, max_size=numel))
+    else:
+        values = [style == "full"] * numel
+        if style == "single" and numel:
+            values[draw(st.integers(0, numel - 1))] = True
+    return torch.tensor(values, dtype=torch.bool).reshape(shape)
+
+
+@st.composite
+def inputs(draw, family: str = "mixed"):
+    spec = FAMILIES[family]
+    dtypes = spec["dtypes"]
+    n = draw(st.integers(0, 4))
+    h_dtype = draw(st.sampled_from(dtypes))
+    g_dtype = draw(st.sampled_from([h_dtype, h_dtype, *dtypes]))
+    shapes = [(n,), (n, 1), (n, n)]
+    h_shape = draw(st.sampled_from(shapes))
+    if spec["partner_shape"] == "same":
+        g_shape = h_shape
+    elif spec["partner_shape"] == "broadcast":
+        g_shape = draw(st.sampled_from([s for s in shapes if s != h_shape]))
+    else:
+        g_shape = draw(st.sampled_from([h_shape, *shapes]))
+    h = draw(tensors(h_shape, h_dtype))
+    g = draw(tensors(g_shape, g_dtype))
+    y_shape = draw(st.sampled_from([h_shape, h_shape[:1]]))
+    y = torch.where(draw(masks(y_shape)), 1.0, -1.0)
+    w = draw(tensors((1,), h_dtype))
+    return Inputs(h, g, y, w, draw(st.booleans()))
+
+
+# --------------------------------------------------------------------------- the property
+BACKWARD_FAILED = "backward failed"
+
+
+class Mismatch(AssertionError):
+    """The fixed program disagrees with the original."""
+
+
+@lru_cache(maxsize=4096)
+def fix_program(program: Program) -> str | None:
+    """The program after its safe fixes, or None when no fix applies."""
+    source = program.source()
+    fixed, applied = fix_source(source, check_source(source), unsafe=False)
+    return fixed if applied and fixed != source else None
+
+
+def _load(source: str):
+    namespace: dict = {}
+    exec(compile(source, "<fuzzed>", "exec"), namespace)
+    return namespace["f"]
+
+
+def _run(fn, args: Inputs, grad: bool):
+    h, g = args.h.clone(), args.g.clone()
+    leaves = []
+    if grad:
+        h, g = (t.requires_grad_(True) if t.is_floating_point() else t for t in (h, g))
+        leaves = [t for t in (h, g) if t.requires_grad]
+        call = [t * 1 if t.requires_grad else t for t in (h, g)]  # in-place ops need non-leaves
+    else:
+        call = [h, g]
+    try:
+        result = fn(*call, args.y.clone(), args.w.clone(), args.flag)
+    except Exception as exc:  # noqa: BLE001 - any error is an outcome to compare
+        return None, exc, None
+    if not grad:
+        return result, None, None
+    if not (isinstance(result, torch.Tensor) and result.requires_grad):
+        return result, None, [None] * len(leaves)
+    try:
+        result.backward()
+    except RuntimeError:
+        return result, None, BACKWARD_FAILED
+    return result, None, [leaf.grad for leaf in leaves]
+
+
+def _same(expected, actual, what: str) -> None:
+    if isinstance(expected, torch.Tensor) != isinstance(actual, torch.Tensor):
+        raise Mismatch(f"{what}: {expected!r} vs {actual!r}")
+    if not isinstance(expected, torch.Tensor):
+        if expected != actual:
+            raise Mismatch(f"{what}: {expected!r} vs {actual!r}")
+        return
+    if expected.dtype != actual.dtype or expected.shape != actual.shape:
+        raise Mismatch(f"{what}: {expected.dtype} {tuple(expected.shape)} vs {actual.dtype} {tuple(actual.shape)}")
+    if expected.dtype in (torch.float16, torch.bfloat16):
+        tolerance = dict(rtol=2e-2, atol=2e-1)
+    elif expected.dtype.is_floating_point:
+        tolerance = dict(rtol=1e-5, atol=1e-4)
+    else:
+        tolerance = dict(rtol=0, atol=0)
+    try:
+        torch.testing.assert_close(actual.detach(), expected.detach(), equal_nan=True, **tolerance)
+    except AssertionError as exc:
+        raise Mismatch(f"{what}: {expected!r} vs {actual!r}\n{exc}") from None
+
+
+def compare(original, fixed, args: Inputs) -> None:
+    """Raise Mismatch when the fixed function disagrees with the original on ``args``."""
+    for grad in (False, True):
+        if grad and not (args.h.is_floating_point() or args.g.is_floating_point()):
+            return
+        want, want_error, want_grads = _run(original, args, grad)
+        got, got_error, got_grads = _run(fixed, args, grad)
+        mode = "gradient run" if grad else "value"
+        if want_error is not None:
+            if isinstance(want_error, IndexError):
+                return  # the original indexes with a mask of the wrong shape: not a valid run
+            if got_error is None:
+                raise Mismatch(f"{mode}: the original raises {type(want_error).__name__}: {want_error}; "
+                               f"the fixed code returns {got!r}")
+            continue
+        if got_error is not None:
+            raise Mismatch(f"{mode}: the original returns {want!r}; the fixed code raises "
+                           f"{type(got_error).__name__}: {got_error}")
+        _same(want, got, mode)
+        if not grad or want_grads is BACKWARD_FAILED:
+            continue  # autograd refused the original (e.g. after `h.data = ...`): no gradient to compare
+        if got_grads is BACKWARD_FAILED:
+            raise Mismatch("gradient run: the original backpropagates, the fixed code's backward raises")
+        for index, (a, b) in enumerate(zip(want_grads, got_grads)):
+            if a is None and b is None:
+                continue
+            if a is None or b is None:
+                raise Mismatch(f"gradient {index}: {a!r} vs {b!r}")
+            _same(a, b, f"gradient {index}")
+
+
+def check_program(program: Program, args: Inputs) -> bool:
+    """Raise Mismatch (with both sources) when the safe-fixed program disagrees; True when a fix applied."""
+    fixed_source = fix_program(program)
+    if fixed_source is None:
+        return False
+    original_source = program.source()
+    try:
+        compare(_load(original_source), _load(fixed_source), args)
+    except Mismatch as exc:
+        raise Mismatch(f"{exc}\n--- original\n{original_source}--- fixed\n{fixed_source}--- inputs\n{args!r}") \
+            from None
+    return True
+
+
+def describe(program: Program) -> str:
+    return textwrap.indent(program.source(), "    ")
