@@ -26,7 +26,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from dynlint.source import LINE_BREAK_RE
 from dynlint.atomic import replace_file
 from dynlint.source import read_document
-from dynlint import api
+from dynlint import api, layout
 from dynlint.config import Settings
 from dynlint.diagnostics import Applicability, Edit, Finding
 
@@ -48,7 +48,8 @@ class FixResult:
     remaining: list[Finding] = field(default_factory=list)
     written: bool = False
     document: object = None             # what the text was read from (source.read_document): a notebook maps
-                                         # lines to cells (``document.cells_of(fixed)``) and cells for --diff
+                                        # lines to cells (``document.cells_of(fixed)``) and cells for --diff
+    skipped: list["SkippedFix"] = field(default_factory=list)  # fixes that could not be placed
 
     @property
     def changed(self) -> bool:
@@ -61,43 +62,98 @@ def is_applicable(finding: Finding, unsafe: bool) -> bool:
 
 
 # --------------------------------------------------------------------------- fixing text
+@dataclass(frozen=True)
+class SkippedFix:
+    """A fix that could not be placed: dropped alone, reported, the rest applied."""
+    finding: Finding
+    reason: str
+
+    def describe(self, location: str) -> str:
+        """One line; ``location`` is where the finding is (``path:line:col``, or with a notebook cell)."""
+        return f"{location}: warning: {self.finding.code} fix not applied ({self.reason}); the finding remains"
+
+
+@dataclass
+class FixOutcome:
+    text: str                                                    # after every applicable fix
+    applied: list[Finding] = field(default_factory=list)
+    skipped: list[SkippedFix] = field(default_factory=list)
+
+
 def fix_source(text: str, findings: list[Finding], *, unsafe: bool, filename: str = "<string>",
                settings: Settings | None = None, relpath: str | None = None) -> tuple[str, list[Finding]]:
+    """``fix_text`` returning (new text, findings whose fix was applied)."""
+    outcome = fix_text(text, findings, unsafe=unsafe, filename=filename, settings=settings, relpath=relpath)
+    return outcome.text, outcome.applied
+
+
+def fix_text(text: str, findings: list[Finding], *, unsafe: bool, filename: str = "<string>",
+             settings: Settings | None = None, relpath: str | None = None) -> FixOutcome:
     """Apply the applicable fixes of ``findings`` (found in ``text``), re-checking and
-    repeating until no fix applies.  Returns (new text, findings whose fix was applied).
-    Raises FixError, with nothing applied, when the file cannot be fixed safely."""
+    repeating until no fix applies.  A fix that cannot be placed (its edits lie outside any
+    expression, or the rewritten expression or file would not parse) is skipped alone and
+    listed in ``skipped``.  Raises FixError, with nothing applied, only when the file itself
+    cannot be fixed (libcst cannot parse it, or the fixed code cannot be checked again)."""
     settings = settings or Settings()
+    outcome = FixOutcome(text)
+    refused: set[tuple] = set()  # fixes skipped once are not tried again in later rounds
     pending = [f for f in findings if is_applicable(f, unsafe)]
-    applied: list[Finding] = []
-    current = text
+    limit = layout.line_length(text, filename)
     for _ in range(MAX_ROUNDS):
+        pending = [f for f in pending if _identity(outcome.text, f) not in refused]
         if not pending:
             break
-        current, used = _apply_round(current, pending)
+        new_text, used, skipped = _apply_round(outcome.text, pending, limit)
+        for item in skipped:
+            refused.add(_identity(outcome.text, item.finding))
+            outcome.skipped.append(item)
         if not used:
             break
-        applied.extend(used)
-        rechecked = api.check_source(current, filename, settings, relpath)
+        outcome.text = new_text
+        outcome.applied.extend(used)
+        rechecked = api.check_source(new_text, filename, settings, relpath)
         if any(f.code == "DYN000" for f in rechecked):
             raise FixError("the fixed code could not be checked again")
         pending = [f for f in rechecked if is_applicable(f, unsafe)]
-    return current, applied
+    return outcome
 
 
-def _apply_round(text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
+def _identity(text: str, finding: Finding) -> tuple:
+    """What a fix rewrites and into what: the same fix found again in a later round has it too."""
+    lines = None
+    parts = []
+    for edit in finding.fix.edits:
+        if lines is None:
+            lines = text.splitlines(keepends=True)
+        parts.append((_slice(lines, edit.line, edit.col, edit.end_line, edit.end_col), edit.content))
+    return (finding.code, tuple(parts))
+
+
+def _slice(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> str:
+    if not (1 <= line <= end_line <= len(lines)):
+        return ""
+    if line == end_line:
+        return lines[line - 1][col:end_col]
+    return lines[line - 1][col:] + "".join(lines[line:end_line - 1]) + lines[end_line - 1][:end_col]
+
+
+def _apply_round(text: str, findings: list[Finding], limit: int) -> tuple[str, list[Finding], list[SkippedFix]]:
+    """One round: place each fix in the smallest expression that holds its edits, rewrite that
+    expression's own source text, and splice the results into ``text``.  Fixes whose
+    expressions overlap an earlier one wait for the next round (against re-checked text)."""
     try:
         module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
         raise FixError(f"libcst cannot parse it: {_first_line(exc)}") from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    expressions = [(node, (p.start.line, p.start.column), (p.end.line, p.end.column))
+    expressions = [((p.start.line, p.start.column), (p.end.line, p.end.column))
                    for node, p in positions.items() if isinstance(node, cst.BaseExpression)]
-    line_endings = [m.group(2) for m in _LINE_RE.finditer(text)]
+    source = _Text(text)
 
-    chosen: list[tuple[cst.BaseExpression, tuple, tuple, list[Edit]]] = []
+    chosen: list[_Placed] = []
     by_edits: dict[tuple[Edit, ...], list[Finding]] = {}
-    used: list[Finding] = []
+    skipped: list[SkippedFix] = []
     for finding in sorted(findings, key=lambda f: _span(f.fix.edits)):
         edits = tuple(sorted(set(finding.fix.edits), key=lambda e: (e.line, e.col, e.end_line, e.end_col)))
         if edits in by_edits:  # the same rewrite reported by several findings, e.g. (a[k] * b[k]).sum()
@@ -105,70 +161,124 @@ def _apply_round(text: str, findings: list[Finding]) -> tuple[str, list[Finding]
             continue
         target = _smallest_container(expressions, edits)
         if target is None:
-            raise FixError(f"the {finding.code} fix at line {finding.line} does not lie inside an expression")
-        if _overlaps_edits(edits, [c[3] for c in chosen]):
+            skipped.append(SkippedFix(finding, "its edit does not lie inside one expression"))
             continue
-        node, start, end = target
-        if any(_ranges_overlap(start, end, other_start, other_end) for _, other_start, other_end, _ in chosen):
+        start, end = target
+        if any(_ranges_overlap(start, end, other.start, other.end) for other in chosen) \
+                or _overlaps_edits(edits, [other.edits for other in chosen]):
             continue  # overlapping candidate: next round, against the re-checked text
-        chosen.append((node, start, end, list(edits)))
+        try:
+            placed = _place(source, start, end, edits, limit)
+        except FixError as exc:
+            skipped.append(SkippedFix(finding, str(exc)))
+            continue
+        chosen.append(placed)
         by_edits[edits] = [finding]
+    if not chosen:
+        return text, [], skipped
 
-    replacements: dict[int, cst.CSTNode] = {}
-    for node, start, _end, edits in chosen:
-        replacements[id(node)] = _rewrite_node(module, node, start, edits, line_endings)
-    for group in by_edits.values():
-        used.extend(group)
-    if not replacements:
-        return text, []
+    new_text = _splice(source, chosen)
+    if not _parses(new_text):  # each replacement parses alone; together they do not: one at a time,
+        kept: list[_Placed] = []  # wrapped if that parses (not inside an f-string, say), else as emitted
+        for placed in chosen:
+            for version in dict.fromkeys([placed, placed.unwrapped()]):
+                if _parses(_splice(source, kept + [version])):
+                    kept.append(version)
+                    break
+            else:
+                for finding in by_edits.pop(placed.edits):
+                    skipped.append(SkippedFix(finding, "the fixed code would not parse"))
+        chosen = kept
+        new_text = _splice(source, chosen)
+    used = [finding for placed in chosen for finding in by_edits[placed.edits]]
+    return new_text, used, skipped
+
+
+@dataclass(frozen=True)
+class _Placed:
+    start: tuple[int, int]     # the expression rewritten (libcst positions: 1-based lines, char columns)
+    end: tuple[int, int]
+    edits: tuple[Edit, ...]
+    code: str                  # its new source text
+    plain: str                 # the same without wrapping long lines
+
+    def unwrapped(self) -> "_Placed":
+        return _Placed(self.start, self.end, self.edits, self.plain, self.plain)
+
+
+class _Text:
+    """The text with conversions from (line, column) to offsets; line endings kept per line."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = [0] + [m.end() for m in LINE_BREAK_RE.finditer(text)]
+        self.endings = [m.group(2) for m in _LINE_RE.finditer(text)]
+
+    def offset(self, line: int, col: int) -> int:
+        if not 1 <= line <= len(self.starts):
+            raise FixError("an edit lies outside the file")
+        return self.starts[line - 1] + col
+
+    def ending(self, line: int) -> str:
+        return (self.endings[line - 1] if line - 1 < len(self.endings) else "") or "\n"
+
+    def line_text(self, line: int) -> str:
+        begin = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        return self.text[begin:end].rstrip("\r\n")
+
+
+def _place(source: _Text, start, end, edits, limit: int) -> _Placed:
+    """The expression's own source text with the edits applied: with long new lines wrapped
+    inside the replacement's brackets (``code``) and as emitted (``plain``)."""
+    begin, finish = source.offset(*start), source.offset(*end)
+    original = source.text[begin:finish]
+    ending = source.ending(start[0])
+    versions = []
+    for wrap in (True, False):
+        code = original
+        for edit in sorted(edits, key=lambda e: (e.line, e.col), reverse=True):
+            at, to = source.offset(edit.line, edit.col) - begin, source.offset(edit.end_line, edit.end_col) - begin
+            if not 0 <= at <= to <= len(code):
+                raise FixError("an edit lies outside its expression")
+            content = edit.content
+            if wrap:
+                prefix = source.line_text(edit.line)[:edit.col]
+                suffix = source.line_text(edit.end_line)[edit.end_col:]
+                content = layout.fit(content, prefix, suffix, limit)
+            code = code[:at] + LINE_BREAK_RE.sub(lambda _m: ending, content) + code[to:]
+        versions.append(code)
+    wrapped, plain = versions
+    if not _parses_as_expression(plain):
+        raise FixError("the rewritten expression would not parse")
+    if wrapped != plain and not _parses_as_expression(wrapped):
+        wrapped = plain
+    return _Placed(start, end, edits, wrapped, plain)
+
+
+def _parses_as_expression(code: str) -> bool:
+    """As it stands inside its parent (brackets there allow line breaks)."""
     try:
-        new_text = module.visit(_Replacer(replacements)).code
-    except Exception as exc:  # libcst validation: the new node cannot stand where the old one stood
-        raise FixError(f"the fixed code would not be valid ({_first_line(exc)})") from None
-    _verify(new_text)
-    return new_text, used
+        ast.parse(f"({code}\n)", mode="eval")
+        cst.parse_expression(f"({code}\n)")
+    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
+        return False
+    return True
 
 
-class _Replacer(cst.CSTTransformer):
-    def __init__(self, replacements: dict[int, cst.CSTNode]):
-        super().__init__()
-        self.replacements = replacements
-
-    def on_leave(self, original_node, updated_node):
-        return self.replacements.get(id(original_node), updated_node)
+def _splice(source: _Text, placed: list[_Placed]) -> str:
+    text = source.text
+    for item in sorted(placed, key=lambda p: p.start, reverse=True):
+        text = text[:source.offset(*item.start)] + item.code + text[source.offset(*item.end):]
+    return text
 
 
-def _rewrite_node(module: cst.Module, node: cst.BaseExpression, start: tuple[int, int], edits: list[Edit],
-                  line_endings: list[str]) -> cst.BaseExpression:
-    """The node with the edits applied to its own code (parentheses kept as they were)."""
-    bare = node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node
-    code = module.code_for_node(bare)
-    starts = [0] + [m.end() for m in LINE_BREAK_RE.finditer(code)]
-
-    def offset(line: int, col: int) -> int:
-        row = line - start[0]
-        if not 0 <= row < len(starts):
-            raise FixError("edit outside its node")
-        return starts[row] + (col - start[1] if row == 0 else col)
-
-    for edit in sorted(edits, key=lambda e: (e.line, e.col), reverse=True):
-        begin, finish = offset(edit.line, edit.col), offset(edit.end_line, edit.end_col)
-        if not 0 <= begin <= finish <= len(code):
-            raise FixError("edit outside its node")
-        ending = line_endings[edit.line - 1] if edit.line - 1 < len(line_endings) else "\n"
-        content = LINE_BREAK_RE.sub(lambda _m: ending or "\n", edit.content)
-        code = code[:begin] + content + code[finish:]
-    config = module.config_for_parsing
+def _parses(text: str) -> bool:
     try:
-        new = cst.parse_expression(code, config=config)
-    except (cst.ParserSyntaxError, RecursionError):
-        try:  # an expression that spans lines only inside its parent's brackets
-            new = cst.parse_expression(f"({code})", config=config).with_changes(lpar=[], rpar=[])
-        except (cst.ParserSyntaxError, RecursionError, ValueError):
-            raise FixError("the replacement does not parse") from None
-    if getattr(node, "lpar", None):
-        new = new.with_changes(lpar=node.lpar, rpar=node.rpar)
-    return new
+        _verify(text)
+    except FixError:
+        return False
+    return True
 
 
 def _smallest_container(expressions, edits):
@@ -176,10 +286,10 @@ def _smallest_container(expressions, edits):
     last = max((e.end_line, e.end_col) for e in edits)
     insertion = first == last
     best = None
-    for node, start, end in expressions:
+    for start, end in expressions:
         inside = start < first and last < end if insertion else start <= first and last <= end
-        if inside and (best is None or (start >= best[1] and end <= best[2])):
-            best = (node, start, end)
+        if inside and (best is None or (start >= best[0] and end <= best[1])):
+            best = (start, end)
     return best
 
 
@@ -232,8 +342,9 @@ def fix_file(path: str, settings: Settings | None = None, relpath: str | None = 
     if not any(is_applicable(f, unsafe) for f in findings) or any(f.code == "DYN000" for f in findings):
         return result  # nothing to do: libcst never parses this file
     try:
-        new_text, applied = fix_source(text, findings, unsafe=unsafe, filename=path, settings=settings,
-                                       relpath=relpath)
+        outcome = fix_text(text, findings, unsafe=unsafe, filename=path, settings=settings, relpath=relpath)
+        new_text, applied = outcome.text, outcome.applied
+        result.skipped = outcome.skipped
         payload = document.encode(new_text) if new_text != text else b""
     except (FixError, api.SourceError) as exc:
         result.remaining = [_fix_error(path, str(exc))] + findings

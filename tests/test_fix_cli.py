@@ -175,3 +175,41 @@ def test_fix_help_has_every_check_option_but_fix(capsys):
         main(["fix", "--fix", "x.py"])
     assert exit_info.value.code == 2  # an unknown option there, as the help says
     capsys.readouterr()
+
+
+TWO_FIXES = "import torch\n\ndef f(x: torch.Tensor):\n    a = x[x > 0].sum()\n    b = x[x < 0].sum()\n    return a + b\n"
+
+
+@pytest.fixture
+def first_fix_unplaceable(monkeypatch):
+    """The fix on line 4 rewrites into code that cannot parse; the one on line 5 is fine."""
+    from dynlint.checks import load_all
+    from dynlint.diagnostics import Edit, Fix
+
+    rule = load_all()["DYN101"]
+    real = rule.fix
+
+    def build(node, ancestors, ctx):
+        fix = real(node, ancestors, ctx)
+        if fix is not None and node.lineno == 4:
+            edit = fix.edits[0]
+            return Fix(fix.applicability, fix.message, (Edit(edit.line, edit.col, edit.end_line, edit.end_col, "x[("),))
+        return fix
+
+    monkeypatch.setattr(rule, "fix", build)
+
+
+@pytest.mark.parametrize("mode", ["--fix", "--diff"])
+def test_a_fix_that_cannot_be_placed_is_dropped_alone_with_a_warning(tmp_path, capsys, first_fix_unplaceable, mode):
+    code, out, written = run(tmp_path, TWO_FIXES, mode)
+    err = capsys.readouterr().err
+    warning = [line for line in err.splitlines() if "warning:" in line]
+    assert len(warning) == 1 and warning[0].startswith(str(tmp_path / "m.py") + ":4:9: warning: DYN101 fix not applied")
+    changed = written if mode == "--fix" else out
+    assert "torch.where(x < 0, x, 0).sum()" in changed and "x[x > 0].sum()" in (written if mode == "--fix" else TWO_FIXES)
+    summary = out if mode == "--fix" else err
+    assert "1 fix could not be applied" in summary
+    if mode == "--diff":
+        assert written == TWO_FIXES and "Would fix 1 finding in 1 file; 1 fix could not be applied" in err
+    else:
+        assert "DYN101" in out  # the finding whose fix was dropped remains

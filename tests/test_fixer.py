@@ -85,8 +85,9 @@ def test_several_fixes_in_one_statement():
         """)
     fixed, applied = fix(text)
     assert len(applied) == 3
-    assert ("return torch.where(x > 0, x, 0).sum() + torch.where(z < 0, z, 0).sum() * "
-            "torch.where(x != 1, x, 0).sum()") in fixed
+    assert "".join(("return torch.where(x > 0, x, 0).sum() + torch.where(z < 0, z, 0).sum() * "
+                    "torch.where(x != 1, x, 0).sum()").split()) in "".join(fixed.split())
+    assert max(len(line) for line in fixed.splitlines()) <= 79  # the file's lines are shorter: PEP 8's
 
 
 def test_product_reported_twice_is_applied_once():
@@ -137,12 +138,17 @@ def test_insertion_into_a_call_and_parenthesized_nodes():
     assert fixed == "y = (  f(a, b, c=1)  ) * 2\n"
 
 
-def test_a_fix_that_would_break_the_file_raises_and_changes_nothing():
-    text = "y = f(a)\n"
-    with pytest.raises(FixError):
-        fix_source(text, [_finding(Edit(1, 4, 1, 8, "f(a"))], unsafe=False)
-    with pytest.raises(FixError):
-        fix_source(text, [_finding(Edit(1, 0, 1, 1, "import"))], unsafe=False)
+def test_a_fix_that_would_break_the_file_is_skipped_alone_and_reported():
+    text = "y = f(a)\nz = g(b)\n"
+    broken, outside, good = (_finding(Edit(1, 4, 1, 8, "f(a")), _finding(Edit(1, 1, 1, 4, " += ")),
+                             _finding(Edit(2, 4, 2, 8, "h(b)")))
+    outcome = fixer.fix_text(text, [broken, outside, good], unsafe=False)
+    assert outcome.text == "y = f(a)\nz = h(b)\n" and outcome.applied == [good]
+    assert sorted((s.finding.col, s.reason) for s in outcome.skipped) == [
+        (1, "its edit does not lie inside one expression"), (4, "the rewritten expression would not parse")]
+    assert fix_source(text, [broken], unsafe=False) == (text, [])
+    with pytest.raises(FixError):  # the file itself cannot be fixed: everything is refused
+        fix_source("y = (\n", [good], unsafe=False)
 
 
 def _finding(edit: Edit, applicability=Applicability.SAFE) -> Finding:
@@ -360,7 +366,7 @@ def test_unparsable_file_untouched_with_dyn000(tmp_path):
     assert [f.code for f in result.remaining] == ["DYN000"]
 
 
-def test_fix_failure_leaves_file_untouched_with_dyn000(tmp_path, monkeypatch):
+def test_a_fix_that_cannot_be_placed_leaves_the_file_untouched_and_is_reported(tmp_path, monkeypatch):
     from dynlint.checks import load_all
 
     def broken_fix(node, ancestors, ctx):
@@ -368,6 +374,18 @@ def test_fix_failure_leaves_file_untouched_with_dyn000(tmp_path, monkeypatch):
         return Fix(Applicability.SAFE, "broken", (Edit(line, col, end_line, end_col, "x[("),))
 
     monkeypatch.setattr(load_all()["DYN101"], "fix", broken_fix)
+    path = write(tmp_path, "m.py", SIMPLE.encode())
+    result = fix_file(str(path))
+    assert path.read_bytes() == SIMPLE.encode() and not result.written and result.applied == []
+    assert [f.code for f in result.remaining] == ["DYN101"]
+    assert [s.finding.code for s in result.skipped] == ["DYN101"]
+    finding = result.skipped[0].finding
+    assert (finding.line, finding.col) == (4, 11)
+    assert result.skipped[0].describe("m.py:4:12").startswith("m.py:4:12: warning: DYN101 fix not applied (")
+
+
+def test_a_file_libcst_cannot_parse_is_left_unchanged_with_dyn000(tmp_path, monkeypatch):
+    monkeypatch.setattr(fixer.cst, "parse_module", lambda *a, **k: (_ for _ in ()).throw(ValueError("no")))
     path = write(tmp_path, "m.py", SIMPLE.encode())
     result = fix_file(str(path))
     assert path.read_bytes() == SIMPLE.encode() and not result.written and result.applied == []
@@ -430,3 +448,90 @@ def test_add_noqa_skips_lines_that_cannot_take_a_comment_and_keeps_crlf():
     assert add_noqa(text, findings) == text  # line 4 ends inside a string
     text2 = "import torch\r\n\r\ndef f(x: torch.Tensor):\r\n    return x.unique()\r\n"
     assert add_noqa(text2, check_source(text2)) == text2.replace("x.unique()", "x.unique()  # noqa: DYN103")
+
+
+# --------------------------------------------------------------------------- issue 13: edits in multi-line nodes
+MULTI_LINE = src("""
+    import torch
+    from torch.utils.data import DataLoader
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor, w: torch.Tensor):
+            a = x[x > 0].sum()
+            b = (
+                x.masked_select(x > 1)
+                .sum()
+            )
+            c = torch.stack(
+                [
+                    w[w != 0].sum(),
+                    a,
+                ],
+                dim=0,
+            )
+            return a + b + c
+
+
+    loader = DataLoader(
+        list(range(10)),
+        batch_size=4,
+    )
+    """)
+
+
+def test_fixes_inside_multi_line_expressions_and_calls_are_all_applied():
+    """Every edit lands where it belongs, whatever the indentation of the lines a node spans
+    (before: any fix inside a multi-line parenthesised expression or call cost the file all
+    its fixes)."""
+    fixed, applied = fix(MULTI_LINE)
+    assert sorted(f.code for f in applied) == ["DYN101", "DYN101", "DYN104"]
+    assert fixed == MULTI_LINE.replace("x[x > 0].sum()", "torch.where(x > 0, x, 0).sum()").replace(
+        "x.masked_select(x > 1)\n            .sum()", "torch.where(x > 1, x, 0).sum()").replace(
+        "w[w != 0].sum()", "torch.where(w != 0, w, 0).sum()")
+    unsafe_fixed, unsafe_applied = fix(MULTI_LINE, unsafe=True)
+    assert len(unsafe_applied) == 4 and "        batch_size=4,\n    drop_last=True,\n)" not in unsafe_fixed
+    assert unsafe_fixed == fixed.replace("    batch_size=4,\n)", "    batch_size=4,\n    drop_last=True,\n)")
+
+
+def test_unsafe_mode_never_applies_fewer_fixes_than_safe_mode():
+    for text in (MULTI_LINE, MODEL):
+        _, safe = fix(text)
+        _, unsafe = fix(text, unsafe=True)
+        assert {id(f) for f in safe} and len(unsafe) >= len(safe)
+        assert {(f.code, f.line) for f in safe} <= {(f.code, f.line) for f in unsafe}
+
+
+def test_long_rewritten_lines_are_wrapped_inside_their_brackets(tmp_path):
+    """A line the fix makes longer than the file's evident limit is wrapped inside the
+    replacement's own brackets (the file's longest line here: 79, PEP 8's default)."""
+    text = src("""
+        import torch
+
+
+        def f(cls_score_classes: torch.Tensor, labels: torch.Tensor):
+            pos_inds = labels > 0
+            loss_cls_classes = cls_score_classes[pos_inds].sum()
+            return loss_cls_classes
+        """)
+    fixed, applied = fix(text)
+    assert applied and max(len(line) for line in fixed.splitlines()) <= 79
+    assert "    loss_cls_classes = torch.where(\n        pos_inds.reshape(" in fixed
+    assert "\n    ).sum()\n" in fixed
+    ast.parse(fixed)
+    assert fix(fixed) == (fixed, [])  # stable
+
+
+def test_configured_line_length_wins_over_the_files(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 200\n")
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n\ndef f(cls_score_classes: torch.Tensor, labels: torch.Tensor):\n"
+                    "    pos_inds = labels > 0\n    return cls_score_classes[pos_inds].sum()\n")
+    result = fix_file(str(path))
+    assert result.applied and len(path.read_text().splitlines()) == 5  # fits in 200: not wrapped
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 60\n")
+    fixer.layout._configured.cache_clear()
+    path.write_text("import torch\n\ndef f(x: torch.Tensor, y: torch.Tensor):\n    m = y > 0\n"
+                    "    return x[m].sum()\n")
+    assert fix_file(str(path)).applied
+    assert max(len(line) for line in path.read_text().splitlines()) <= 60

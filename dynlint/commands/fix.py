@@ -104,6 +104,7 @@ def _run_fix_in_place(args, files, settings, stream) -> int:
     reporter = make_reporter(output_format, stream, settings, statistics=getattr(args, "statistics", False),
                              unsafe_fixes=unsafe, quiet=quiet)
     applied_by_file: list[tuple[str, list]] = []
+    skipped = 0
     reporter.start()
     for scanned, fixable in _scan(args, files, settings):
         if not fixable:
@@ -113,6 +114,7 @@ def _run_fix_in_place(args, files, settings, stream) -> int:
         result = fix_file(path, settings, relpath, unsafe=unsafe, write=True)
         if result.applied:
             applied_by_file.append((path, result.applied))
+        skipped += _warn_skipped(path, relpath, result.document, result.original, result.skipped)
         reporter.add(FileResult(path, relpath, result.remaining, _lines_of(result.fixed, result.remaining),
                                 _cells_of(result)))
     reporter.finish()
@@ -123,7 +125,9 @@ def _run_fix_in_place(args, files, settings, stream) -> int:
         summary.write(_describe_fixes(applied_by_file))
     if fixed and not quiet:
         summary.write(f"Fixed {_plural(fixed, 'finding')} in {_plural(len(applied_by_file), 'file')} "
-                      f"({reporter.total} remaining).\n")
+                      f"({reporter.total} remaining){_skipped_note(skipped)}.\n")
+    elif skipped and not quiet:
+        summary.write(f"No fixes applied{_skipped_note(skipped)}.\n")
     if getattr(args, "exit_non_zero_on_fix", False) and fixed:
         return 1
     if getattr(args, "exit_zero", False):
@@ -136,7 +140,7 @@ def _run_diff(args, files, settings, stream) -> int:
     from dynlint.output import location_text
 
     unsafe = getattr(args, "unsafe_fixes", False)
-    fixes = changed = 0
+    fixes = changed = skipped = 0
     for scanned, fixable in _scan(args, files, settings):
         path, relpath = scanned.path, scanned.relpath
         if not fixable:
@@ -149,13 +153,14 @@ def _run_diff(args, files, settings, stream) -> int:
         for finding in result.remaining:
             if finding.code == "DYN000":
                 sys.stderr.write(f"{location_text(located, finding)}: DYN000 {finding.message}\n")
+        skipped += _warn_skipped(path, relpath, result.document, result.original, result.skipped)
         if result.changed:
             changed += 1
             fixes += len(result.applied)
             stream.write(_document_diff(result.document, result.original, result.fixed, path))
     if getattr(args, "show_fixes", False) or not getattr(args, "quiet", False):
-        sys.stderr.write(f"Would fix {_plural(fixes, 'finding')} in {_plural(changed, 'file')}.\n"
-                         if changed else "No fixes to apply.\n")
+        sys.stderr.write(f"Would fix {_plural(fixes, 'finding')} in {_plural(changed, 'file')}"
+                         f"{_skipped_note(skipped)}.\n" if changed else f"No fixes to apply{_skipped_note(skipped)}.\n")
     return 1 if changed else 0
 
 
@@ -163,7 +168,7 @@ def _run_stdin(args, relpath, settings, stream) -> int:
     """``-``: the fixed source (or its diff) on stdout, remaining findings on stderr.  With a
     ``--stdin-filename`` ending in ``.ipynb`` the input is a notebook, and so is the output."""
     from dynlint import api
-    from dynlint.fixer import FixError, fix_source
+    from dynlint.fixer import FixError, fix_text
     from dynlint.output import location_text
 
     name = getattr(args, "stdin_filename", None) or STDIN
@@ -179,8 +184,10 @@ def _run_stdin(args, relpath, settings, stream) -> int:
     text = document.text
     findings = api.check_source(text, name, settings, relpath)
     try:
-        fixed, applied = fix_source(text, findings, unsafe=getattr(args, "unsafe_fixes", False), filename=name,
-                                    settings=settings, relpath=relpath)
+        outcome = fix_text(text, findings, unsafe=getattr(args, "unsafe_fixes", False), filename=name,
+                           settings=settings, relpath=relpath)
+        fixed, applied = outcome.text, outcome.applied
+        _warn_skipped(name, relpath, document, text, outcome.skipped)
         payload = document.encode(fixed) if fixed != text else data
     except (FixError, api.SourceError) as exc:
         sys.stderr.write(f"{name}:1:1: DYN000 cannot fix this file, left unchanged: {exc}\n")
@@ -250,6 +257,21 @@ def _document_diff(document, before: str, after: str, path: str) -> str:
                    for (cell, old_text), (_, new_text) in zip(old, new) if old_text != new_text)
 
 
+def _warn_skipped(path: str, relpath: str, document, text: str | None, skipped) -> int:
+    """One line on stderr per fix that could not be placed (the rest of the file's fixes apply)."""
+    from dynlint.output import location_text
+
+    cells = document.cells_of(text) if document is not None and text is not None else None
+    located = FileResult(path, relpath, [], cells=cells)
+    for item in skipped:
+        sys.stderr.write(item.describe(location_text(located, item.finding)) + "\n")
+    return len(skipped)
+
+
+def _skipped_note(skipped: int) -> str:
+    return f"; {_plural(skipped, 'fix', 'fixes')} could not be applied (see the warnings)" if skipped else ""
+
+
 def _unified_diff(before: str, after: str, path: str) -> str:
     lines = difflib.unified_diff(io.StringIO(before, newline="").readlines(),
                                  io.StringIO(after, newline="").readlines(),
@@ -280,5 +302,5 @@ def _lines_of(text: str | None, findings) -> dict[int, str]:
     return {f.line: source_lines[f.line - 1] for f in findings if 1 <= f.line <= len(source_lines)}
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
