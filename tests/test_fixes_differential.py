@@ -305,7 +305,7 @@ def test_product_forms_keep_each_operator_on_the_operands_own_dtypes():
     """+ and - are rewritten with one where around the operation: bool + bool is a logical
     or, bool - bool raises; a where per factor would promote bools to int64 first."""
     _, _, add_source = _PRODUCT_ADD
-    assert "torch.where(k.reshape(k.shape+(1,)*(a.ndim-k.ndim)),a+a.bool(),0,).sum()" in "".join(add_source.split())
+    assert "torch.where(k.reshape(k.shape+(1,)*(a.ndim-k.ndim)),a+a.bool(),0).sum()" in "".join(add_source.split())
     _, _, product_source = _PRODUCT
     assert product_source.count("torch.where(") == 2
 
