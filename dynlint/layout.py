@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import configparser
 import io
+import keyword
 import os
 import re
 import tokenize
@@ -28,7 +29,9 @@ MAX_INFERRED = 120
 _INDENT = "    "
 
 _OPENING = {"(": ")", "[": "]", "{": "}"}
-_SPLIT_OPERATORS = frozenset({"+", "-", "*", "/", "//", "%", "@", "|", "&", "^"})
+# binary operators a line may break before, by how loosely they bind (black's delimiter priority)
+_PRIORITY = {"|": 0, "^": 1, "&": 2, "+": 3, "-": 3, "*": 4, "/": 4, "//": 4, "%": 4, "@": 4}
+_SPLIT_OPERATORS = frozenset(_PRIORITY)
 
 
 # --------------------------------------------------------------------------- the limit
@@ -143,8 +146,10 @@ def _one_per_line(body: str, indent: str, unit: str, limit: int) -> list[str]:
                 item = _split(item, indent, unit, len(indent), 1, limit) or item
             lines.append(indent + item + ("," if number < len(items) else comma))
         return lines
-    operators = [start for kind, text, start, _ in tokens if kind == "top" and text in _SPLIT_OPERATORS]
-    if operators:  # break before each top-level binary operator, as black does
+    operators = [(start, text) for kind, text, start, _ in tokens if kind == "top" and text in _SPLIT_OPERATORS]
+    if operators:  # break before each loosest-binding top-level binary operator, as black does
+        loosest = min(_PRIORITY[text] for _, text in operators)
+        operators = [start for start, text in operators if _PRIORITY[text] == loosest]
         lines = []
         for part in (p.strip() for p in _cut_before(body, operators)):
             if part and len(indent) + len(part) > limit:
@@ -168,36 +173,45 @@ def _cut(text: str, at: list[int]) -> list[str]:
 def _cut_before(text: str, at: list[int]) -> list[str]:
     parts, last = [], 0
     for index in at:
-        if text[:index].strip() and not text[last:index].strip().endswith(tuple(_SPLIT_OPERATORS)):
-            parts.append(text[last:index])
-            last = index
+        parts.append(text[last:index])
+        last = index
     parts.append(text[last:])
     return parts
 
 
 def _tokens(code: str):
-    """(depth kind, text, start, end) of each operator token of one line of code: kind is
-    "top" for tokens outside every bracket, "open"/"close" for depth-0 brackets."""
+    """(kind, text, start, end) of the operator tokens of one line of code.  kind: "open" and
+    "close" for brackets at depth 0, "top" for other depth-0 operators (a + or - only when
+    binary: after an operand), "inner" for everything inside brackets."""
     try:
         raw = list(tokenize.generate_tokens(io.StringIO(code).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return None
     out = []
     depth = 0
+    after_operand = False
     for token in raw:
-        if token.type != tokenize.OP:
+        if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.COMMENT):
             continue
         if token.start[0] != 1:
             return None  # single-line code only
         text, start = token.string, token.start[1]
+        if token.type != tokenize.OP:
+            after_operand = token.type in (tokenize.NUMBER, tokenize.STRING) or (
+                token.type == tokenize.NAME and not keyword.iskeyword(text)) or text in ("None", "True", "False")
+            continue
         if text in _OPENING:
             out.append(("open" if depth == 0 else "inner", text, start, token.end[1]))
             depth += 1
+            after_operand = False
         elif text in (")", "]", "}"):
             depth -= 1
             out.append(("close" if depth == 0 else "inner", text, start, token.end[1]))
+            after_operand = True
         else:
-            out.append(("top" if depth == 0 else "inner", text, start, token.end[1]))
+            binary = after_operand or text not in ("+", "-", "*", "**", "~")
+            out.append(("top" if depth == 0 and binary else "inner", text, start, token.end[1]))
+            after_operand = False
     return out if depth == 0 else None
 
 
