@@ -23,9 +23,11 @@ class FixContext(Protocol):
         """(line, col, end_line, end_col): 1-based lines, 0-based character columns."""
 
     def binding(self, name: str) -> ast.expr | None:
-        """The expression the local ``name`` was last bound to by a plain ``name = expr``
-        in the current function (or module) scope before this point; None if unknown,
-        rebound in a loop/branch, augmented, or a parameter."""
+        """The expression the local ``name`` was bound to by a plain ``name = expr`` in the
+        current function (or module) scope, when that binding still describes ``name`` and
+        everything ``expr`` reads on every path to this point (see dynlint.analysis.rebinding:
+        rebindings in between, loop back-edges, closures, in-place shape changes); None if
+        unknown, rebound, bound in a loop/branch, augmented, or a parameter."""
 
     def kind(self, node: ast.expr) -> str | None:
         """Inferred kind of an expression: "tensor", "mask" (boolean tensor), "scalar_tensor"

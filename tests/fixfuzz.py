@@ -112,13 +112,14 @@ FAMILIES = {
     "closure_and_in_place": {**_ALL, "uses": ("sum", "torch_sum", "index_where", "index_nonzero"),
                              "placements": ("before", "branch_before", "closure_before"),
                              "mutations": _REBINDING + _IN_PLACE},
-    # the product/sum form with bool operands (same shapes)
+    # the product/sum form with bool operands (same shapes; bool - bool raising: "mixed")
     "bool_product": {**_ALL, "masks": ("param", "inline_param"), "uses": ("product",), "placements": ("none",),
-                     "mutations": ("values",), "dtypes": (torch.bool,), "partner_shape": "same"},
-    # the product/sum form with broadcasting factors (non-bool)
+                     "mutations": ("values",), "ops": ("+", "*"), "dtypes": (torch.bool,), "partner_shape": "same"},
+    # the product/sum form with broadcasting factors (non-bool): mostly another tensor g, whose
+    # shape no fix can know; partners computed from h have h's shape
     "broadcast_product": {**_ALL, "masks": ("param", "inline_param"), "uses": ("product",),
                           "placements": ("none",), "mutations": ("values",), "dtypes": FLOATS + INTS,
-                          "partner_shape": "broadcast"},
+                          "partners": ("g", "g", "g", "scaled", "cast"), "partner_shape": "broadcast"},
 }
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from dynlint.ops import INPLACE_SHAPE_ATTRIBUTES, INPLACE_SHAPE_METHODS
+from dynlint.ops import INPLACE_SHAPE_ATTRIBUTES, INPLACE_SHAPE_METHODS, PURE_TENSOR_METHODS
 
 # Calls that cannot rebind a local or an attribute of another object.
 _HARMLESS_BUILTINS = frozenset({
@@ -245,8 +245,10 @@ def _record(node: ast.AST, events: list[_Event], facts: ModuleFacts, scope_id: i
             if func.id not in _HARMLESS_BUILTINS:
                 events.append(_Event(_CALL, "", start))
         elif isinstance(func, ast.Attribute):
-            chain = _chain(func.value)
-            events.append(_Event(_CALL, chain.split(".", 1)[0] if chain else "", start))
+            # x[m].sum(): a tensor method assigns nothing (self.add(...) may be the object's own)
+            if func.attr not in PURE_TENSOR_METHODS or isinstance(func.value, ast.Name):
+                chain = _chain(func.value)
+                events.append(_Event(_CALL, chain.split(".", 1)[0] if chain else "", start))
         else:
             events.append(_Event(_CALL, "", start))
     elif kind is ast.Nonlocal:
