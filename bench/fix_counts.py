@@ -94,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     files = sum(1 for r in roots for _, _, names in os.walk(r) for n in names if n.endswith(".py"))
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
-    print(f"corpus: {', '.join(os.path.basename(r) for r in roots)}: {files} files")
+    names = [n for r in roots for n in (sorted(d for d in os.listdir(r) if not d.startswith(("_", ".")))
+                                         if len(roots) == 1 else [os.path.basename(r)])]
+    print(f"corpus: {', '.join(names)}: {files} files")
     with tempfile.TemporaryDirectory() as scratch:
         trees = [(f"working tree ({head})", str(ROOT))]
         if args.baseline:

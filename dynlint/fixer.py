@@ -251,9 +251,17 @@ def _place(source: _Text, start, end, edits, limit: int) -> _Placed:
     wrapped, plain = versions
     if not _parses_as_expression(plain):
         raise FixError("the rewritten expression would not parse")
-    if wrapped != plain and not _parses_as_expression(wrapped):
-        wrapped = plain
+    if wrapped != plain and not _same_expression(wrapped, plain):
+        wrapped = plain  # layout only: wrapping may never change what the code means
     return _Placed(start, end, edits, wrapped, plain)
+
+
+def _same_expression(a: str, b: str) -> bool:
+    try:
+        return ast.dump(ast.parse(f"({a}\n)", mode="eval")) == ast.dump(ast.parse(f"({b}\n)", mode="eval")) \
+            and _parses_as_expression(a)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
 
 
 def _parses_as_expression(code: str) -> bool:

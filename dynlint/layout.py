@@ -108,21 +108,44 @@ def fit(content: str, prefix: str, suffix: str, limit: int) -> str:
         return content
     indent = re.match(r"[ \t]*", prefix).group(0)
     unit = "\t" if indent.startswith("\t") else _INDENT
-    wrapped = _split(content, indent, unit, len(prefix), len(suffix), limit)
+    wrapped = _split(content, indent, unit, len(prefix), len(suffix), limit, _open_context(prefix, suffix))
     return wrapped if wrapped is not None else content
 
 
-def _split(code: str, indent: str, unit: str, first_width: int, last_width: int, limit: int) -> str | None:
+_TIGHT_BEFORE = ("+", "-", "*", "/", "%", "@", "|", "&", "^", "~", "<<", ">>", "await", "not")
+_TIGHT_AFTER = ("+", "-", "*", "/", "%", "@", "|", "&", "^", "<<", ">>", ".", "[", "(")
+
+
+def _open_context(prefix: str, suffix: str) -> bool:
+    """Whether parentheses around the content change nothing: no arithmetic or bitwise operator,
+    and no trailer (``.x``, ``[i]``, ``(...)``), binds it to its neighbours.  ``not`` is looser
+    than arithmetic, but is kept out for simplicity."""
+    before, after = prefix.rstrip(), suffix.lstrip()
+    if before.endswith(("==", "<=", ">=", "!=", "+=", "-=", "*=", "/=", "%=", "@=", "|=", "&=", "^=", "**=",
+                        "//=", "<<=", ">>=")):
+        before = "="
+    return not before.endswith(_TIGHT_BEFORE) and not after.startswith(_TIGHT_AFTER)
+
+
+def _split(code: str, indent: str, unit: str, first_width: int, last_width: int, limit: int,
+           open_context: bool = True) -> str | None:
     """Right-hand split: ``head(`` / body one indent deeper / ``)tail``; the body split
     further (one item per line) when it is still too long."""
     tokens = _tokens(code)
     if tokens is None:
         return None
+    leading_operator = bool(tokens) and tokens[0][2] == 0 and tokens[0][0] == "inner" and tokens[0][1] not in _OPENING
+    if open_context and not leading_operator \
+            and any(kind == "top" and text in _SPLIT_OPERATORS for kind, text, _, _ in tokens):
+        # a / b: split at the operator inside added parentheses (an atom wherever it stands)
+        return "(\n" + "\n".join(_one_per_line(code, indent + unit, unit, limit)) + "\n" + indent + ")"
     pairs = _top_level_pairs(tokens)
     pairs = [(i, j) for i, j in pairs if code[i + 1:j].strip()]
     if not pairs:
         return None
-    i, j = pairs[-1]
+    # the last bracket whose head and tail lines fit (black omits optional trailers the same way)
+    i, j = next(((i, j) for i, j in reversed(pairs)
+                 if first_width + i + 1 <= limit and len(indent) + len(code) - j + last_width <= limit), pairs[-1])
     head, body, tail = code[:i + 1], code[i + 1:j].strip(), code[j:]
     inner = indent + unit
     if len(inner) + len(body) <= limit:
@@ -153,7 +176,10 @@ def _one_per_line(body: str, indent: str, unit: str, limit: int) -> list[str]:
         lines = []
         for part in (p.strip() for p in _cut_before(body, operators)):
             if part and len(indent) + len(part) > limit:
-                part = _split(part, indent, unit, len(indent), 0, limit) or part
+                operator = re.match(r"(\*\*|//|[-+*/%@|&^])\s*", part) if part is not body.strip() else None
+                lead = operator.group(1) + " " if operator and lines else ""
+                operand = part[operator.end():] if lead else part
+                part = lead + (_split(operand, indent, unit, len(indent) + len(lead), 0, limit) or operand)
             if part:
                 lines.append(indent + part)
         return lines
@@ -181,8 +207,8 @@ def _cut_before(text: str, at: list[int]) -> list[str]:
 
 def _tokens(code: str):
     """(kind, text, start, end) of the operator tokens of one line of code.  kind: "open" and
-    "close" for brackets at depth 0, "top" for other depth-0 operators (a + or - only when
-    binary: after an operand), "inner" for everything inside brackets."""
+    "close" for brackets at depth 0, "top" for other depth-0 operators that follow an operand
+    (binary ones), "inner" for everything else."""
     try:
         raw = list(tokenize.generate_tokens(io.StringIO(code).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -209,8 +235,8 @@ def _tokens(code: str):
             out.append(("close" if depth == 0 else "inner", text, start, token.end[1]))
             after_operand = True
         else:
-            binary = after_operand or text not in ("+", "-", "*", "**", "~")
-            out.append(("top" if depth == 0 and binary else "inner", text, start, token.end[1]))
+            # an operator with no operand before it is a sign, or leads a continuation line ("/ b")
+            out.append(("top" if depth == 0 and after_operand else "inner", text, start, token.end[1]))
             after_operand = False
     return out if depth == 0 else None
 

@@ -535,3 +535,28 @@ def test_configured_line_length_wins_over_the_files(tmp_path):
                     "    return x[m].sum()\n")
     assert fix_file(str(path)).applied
     assert max(len(line) for line in path.read_text().splitlines()) <= 60
+
+
+WRAPPED = src("""
+    import torch
+
+
+    def f(loss: torch.Tensor, assigned_gt_inds: torch.Tensor, labels_seq, y: torch.Tensor):
+        losses_ = loss.new_zeros(len(labels_seq))
+        for i, l in enumerate(labels_seq):
+            match = assigned_gt_inds == l
+            losses_[i] = loss[match].mean()
+            losses_[i] = losses_[i] * loss[match].mean() + y.masked_select(y > 0).sum() * 2
+        return losses_
+    """)
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_wrapped_fixes_mean_the_same_code_as_unwrapped_ones(monkeypatch, unsafe):
+    """Wrapping is layout only: the fixed file's syntax tree is the one of the same fixes unwrapped."""
+    wrapped, applied = fix(WRAPPED, unsafe=unsafe)
+    assert applied and max(len(line) for line in wrapped.splitlines()) <= fixer.layout.line_length(WRAPPED) == 87
+    monkeypatch.setattr(fixer.layout, "fit", lambda content, prefix, suffix, limit: content)
+    plain, plain_applied = fix(WRAPPED, unsafe=unsafe)
+    assert len(plain_applied) == len(applied) and plain != wrapped
+    assert ast.dump(ast.parse(wrapped)) == ast.dump(ast.parse(plain))

@@ -22,6 +22,10 @@ REPLACEMENTS = [
     "f(a[1:2, ::3], {'k': [1, 2]}, *args, key=lambda q, r: q + r, **kw)",
     "torch.count_nonzero(x)",
     "g(x)[0]",
+    "torch.where(match.reshape(match.shape + (1,) * (loss.ndim - match.ndim)), loss, 0).sum() / "
+    "match.reshape(match.shape + (1,) * (loss.ndim - match.ndim)).expand_as(loss).sum()",
+    "a - b - c * d ** -e / f % g @ h | i & j ^ k + (l if m else n) - (lambda p: p)(o)",
+    "-x.sum() + ~y * +z",
 ]
 
 
@@ -29,7 +33,7 @@ def _as_statement(prefix: str, content: str, suffix: str) -> str:
     return prefix + content + suffix + "\n"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(st.sampled_from(REPLACEMENTS), st.integers(20, 130), st.sampled_from([
     ("    total = ", ""), ("        return ", "  # note"), ("x = (", ") / N"), ("\ty = ", ""),
     ("    losses['loss_bbox'] = ", ""), ("    a = b + ", " * c")]))
