@@ -475,6 +475,7 @@ MULTI_LINE = src("""
 
     loader = DataLoader(
         list(range(10)),
+        shuffle=True,
         batch_size=4,
     )
     """)
