@@ -48,6 +48,7 @@ class GraphBreak:
     reason: str        # the break type, e.g. "Dynamic shape operator"
     detail: str = ""   # dynamo's explanation line, when it gave one
     frames: tuple = field(default=(), compare=False)   # ((file, line, function), ...) traced frames, outermost first
+    callers: tuple = field(default=(), compare=False)  # real frames (outside torch) calling the traced one, innermost first
 
     @property
     def data_dependent(self) -> bool:
@@ -57,6 +58,7 @@ class GraphBreak:
     def to_dict(self) -> dict:
         data = asdict(self)
         data["frames"] = [list(f) for f in self.frames]
+        data["callers"] = [list(f) for f in self.callers]
         return data
 
 
@@ -260,11 +262,27 @@ class _Collector(logging.Handler):
         try:
             event = parse_graph_break(record.getMessage())
             if event is not None:
-                event = GraphBreak(event.filename, event.line, event.reason, event.detail, traced_frames())
+                event = GraphBreak(event.filename, event.line, event.reason, event.detail, traced_frames(),
+                                   calling_frames())
         except Exception:  # never let bookkeeping break the user's run
             return
         if event is not None:
             self._sink(event)
+
+
+def calling_frames(limit: int = 40) -> tuple:
+    """((file, line, function), ...) of the real frames below dynamo, innermost first: the code that
+    called the frame being compiled (a module's forward that called a helper, or a resume function)."""
+    import sys
+
+    frame = sys._getframe(1)
+    found = []
+    while frame is not None and len(found) < limit:
+        filename = frame.f_code.co_filename
+        if not is_torch_file(filename) and not filename.startswith("<") and "/logging/" not in filename:
+            found.append((filename, frame.f_lineno or 0, frame.f_code.co_name))
+        frame = frame.f_back
+    return tuple(found)
 
 
 def traced_frames() -> tuple:

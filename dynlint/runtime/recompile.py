@@ -493,6 +493,10 @@ class RecompileDetector:
         step = max(self.step, 0)
         current = self._current()
         state = self._descend(current, event.frames)
+        location = f"{_short_path(event.filename)}:{event.line}"
+        call_site = self._call_site(state, event.frames, event.filename, event.line) or \
+            self._call_site(state, tuple(reversed(event.callers)), event.filename, event.line)
+        cause = location + (f" (from {call_site})" if call_site else "") + (f" {event.detail}" if event.detail else "")
         key = (step, os.path.abspath(event.filename), event.line, event.reason)
         known = self._break_events.setdefault(key, [])
         for index in known:
@@ -504,10 +508,8 @@ class RecompileDetector:
                 return              # the same break, seen again from its module or from further out
             if old is not None and old.contains(state):
                 self._move_event(index, state)   # a deeper retrace shows where it really is
+                existing.cause = cause
                 return
-        location = f"{_short_path(event.filename)}:{event.line}"
-        call_site = self._call_site(state, event.frames, event.filename, event.line)
-        cause = location + (f" (from {call_site})" if call_site else "") + (f" {event.detail}" if event.detail else "")
         comment = f"Graph break: {event.reason}" if event.data_dependent else \
             f"Graph break (not shape-related): {event.reason}"
         index = len(self.events)
