@@ -356,3 +356,37 @@ def test_step_count_in_the_header_matches_the_step_numbers():
     assert report.steps == 5 and {e.step for e in report.events} == {4}   # the last of 5 steps is step 4
     title = report.format_tables().splitlines()[0]
     assert "5 steps, numbered 0-4" in title and "5 step(s)" not in title
+
+
+@pytest.mark.parametrize("backend, bound", [("shapes", 9), ("trace", 11)])
+def test_per_call_work_is_bounded(backend, bound):
+    """The detector's per-module-call work, counted (not timed: timings are in bench/runtime_overhead.py).
+
+    Before the cost model it built a string signature of every input and output (26 Python calls
+    per module call in shapes mode, 34 in trace); now a call costs a handful: the wrapper, two
+    shape keys, the bookkeeping."""
+    import os
+    import sys
+
+    import dynlint.runtime.signature as signature_module
+
+    runtime_dir = os.path.dirname(signature_module.__file__)
+    model = detect_recompilation_auto_model(nn.Sequential(*[nn.Linear(4, 4) for _ in range(50)]),
+                                            csv_out=None, backend=backend)
+    x = torch.randn(2, 4)
+    model(x)
+    calls = {"runtime": 0, "signature": 0}
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.startswith(runtime_dir):
+            calls["runtime"] += 1
+            calls["signature"] += frame.f_code is signature_module.signature.__code__
+
+    sys.setprofile(profile)
+    try:
+        model(x)
+    finally:
+        sys.setprofile(None)
+    model.remove_hooks()
+    assert calls["signature"] == 0               # no string signature unless a row is reported
+    assert calls["runtime"] / 51 <= bound

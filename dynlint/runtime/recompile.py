@@ -184,7 +184,10 @@ class RecompileDetector:
         else:
             import torch
 
+            from dynlint.runtime.signature import make_fast_key
+
             self._is_grad_enabled = torch.is_grad_enabled
+            self._value_key, self._call_key = make_fast_key()
             if self.backend == "trace":
                 self._recorder = _make_recorder(self._stack)
             modules = [m for _, m in _walk(self.root, "")]
@@ -243,7 +246,7 @@ class RecompileDetector:
         stack = self._stack
         outermost = not stack
         recorder = self._recorder
-        in_sig = hash(signature((args, kwargs)))
+        in_sig = hash(self._call_key(args, kwargs))
         if outermost and state is self._root_state:
             self.step += 1
             self._input_new = in_sig not in self._root_inputs
@@ -262,7 +265,7 @@ class RecompileDetector:
             if outermost and recorder is not None:
                 recorder.__exit__(*sys.exc_info())
         try:
-            out_sig = hash(signature(output))
+            out_sig = hash(self._value_key(output))
             if recorder is not None:
                 ops = tuple(recorder.keys[start:])
                 graph = (mode, in_sig, hash(ops))
@@ -370,7 +373,7 @@ class RecompileDetector:
         if outermost and state is self._root_state:
             self.step += 1
         wait = 1.0 if self.waittime is None else float(self.waittime)
-        in_sig = hash(signature((args, kwargs)))
+        in_sig = hash(self._call_key(args, kwargs))
         frame = _Frame(state)
         htcore.mark_step()
         time.sleep(wait)
@@ -383,7 +386,7 @@ class RecompileDetector:
         htcore.mark_step()
         time.sleep(wait)
         compiled = _hpu_compile_count() > before
-        out_sig = hash(signature(output))
+        out_sig = hash(self._value_key(output))
         graph = (in_sig, out_sig) if not compiled else (in_sig, out_sig, self.step, len(self.events))
         if not compiled and graph not in state.seen_graphs and state.seen_graphs:
             state.seen_graphs.add(graph)      # cached graph: a new shape pair that did not compile
@@ -689,7 +692,7 @@ _CONDITION_ONLY_OPS = frozenset({"aten::where"})
 
 
 def _make_recorder(owner_stack):
-    """A dispatch mode recording one key per aten op; ``owner_stack`` is the detector's running-call stack,
+    """A dispatch mode recording one key per aten op (op, output shape and dtype); ``owner_stack`` is the detector's running-call stack,
     read when a data-dependent op runs so the op is credited to the module that ran it itself."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -705,23 +708,6 @@ def _make_recorder(owner_stack):
             3 if name in _CONDITION_ONLY_OPS else 0
         kinds[func] = kind
         return kind
-
-    def meta_of(value, out):
-        if isinstance(value, tensor_type):
-            out.append(value.shape)
-            out.append(value.dtype)
-        elif isinstance(value, (list, tuple)):
-            out.append(len(value))
-            for item in value:
-                if isinstance(item, tensor_type):
-                    out.append(item.shape)
-                    out.append(item.dtype)
-                elif isinstance(item, int) or item is None:
-                    out.append(item)
-        elif isinstance(value, int) or value is None:   # sizes and flags are baked into lazy graphs
-            out.append(value)
-        elif isinstance(value, float):
-            out.append(float)
 
     def user_location(owner):
         """The innermost user line, and the line in the owning module's own forward that led there."""
@@ -753,17 +739,21 @@ def _make_recorder(owner_stack):
             self.dynamic_where: dict[int, str] = {}
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            output = func(*args, **(kwargs or {}))
-            meta = [func]
-            for arg in args:
-                meta_of(arg, meta)
-            if kwargs:
-                for value in kwargs.values():
-                    meta_of(value, meta)
-            meta.append("->")
-            meta_of(output, meta)
-            index = len(self.keys)
-            self.keys.append(hash(tuple(meta)))
+            output = func(*args, **kwargs) if kwargs else func(*args)
+            # One key per op: the op and what it produced (shape and dtype; a host value, e.g. from
+            # .item(), by value).  Inputs come from earlier ops or the module's inputs, which are keyed
+            # already, so the sequence of keys identifies the graph a lazy-mode backend would build.
+            kind_of_output = type(output)
+            if kind_of_output is tensor_type or isinstance(output, tensor_type):
+                key = hash((func, output.shape, output.dtype))
+            elif kind_of_output is tuple or kind_of_output is list:
+                key = hash((func, tuple([(o.shape, o.dtype) if isinstance(o, tensor_type) else o
+                                         for o in output])))
+            else:
+                key = hash((func, output))
+            keys = self.keys
+            index = len(keys)
+            keys.append(key)
             self.funcs.append(func)
             kind = kinds.get(func)
             if kind is None:

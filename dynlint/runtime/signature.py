@@ -46,6 +46,36 @@ def signature(value, scalars_by_value: bool = True, _depth: int = 0):
     return ("object", type(value).__qualname__)
 
 
+def make_fast_key():
+    """A function value -> hashable key equal for values of equal signature, much cheaper than
+    ``signature`` (no strings): tensors by (shape, dtype, device) as torch gives them, containers
+    recursively, scalars by value; anything else falls back to ``signature``.  Used once or
+    twice per module call by the runtime detector."""
+    import torch
+
+    tensor = torch.Tensor
+    plain = (int, float, bool, str, type(None))
+
+    def key(value):
+        kind = type(value)
+        if kind is tensor or isinstance(value, tensor):
+            return (value.shape, value.dtype, value.device)
+        if kind is tuple or kind is list:
+            return (kind, tuple([key(v) for v in value]))
+        if kind is dict:
+            return (dict, tuple([(k, key(v)) for k, v in value.items()]))
+        if kind in plain:
+            return value
+        return signature(value)
+
+    def call_key(args, kwargs):
+        if kwargs:
+            return (tuple([key(a) for a in args]), tuple([(k, key(v)) for k, v in kwargs.items()]))
+        return tuple([key(a) for a in args])
+
+    return key, call_key
+
+
 def _key(key):
     return key if isinstance(key, (str, int, float, bool)) else str(key)
 
