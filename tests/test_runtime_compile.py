@@ -234,7 +234,8 @@ def test_mode_switch_is_its_own_comment_and_never_a_root_cause():
     report = model.analyse_dynamicity(print_tables=False)
     model.remove_hooks()
     switches = [e for e in report.events if e.comment == COMMENT_MODE_SWITCH]
-    assert switches and all(not e.dynamic for e in switches)
+    assert [(e.step, e.path) for e in switches] == [(1, "BNNet")]      # one row, for the model that switched
+    assert all(not e.dynamic for e in switches)
     assert any("grad_mode" in e.cause or "training" in e.cause for e in switches)
     assert report.dynamic_modules() == []
 

@@ -524,18 +524,19 @@ class RecompileDetector:
 
         step = max(self.step, 0)
         state = self._current()
-        frames = user_frames(event.recompile_reason)
-        if not frames:
-            frames = tuple((fragment, line, "") for fragment, line in guard_locations(event.recompile_reason,
-                                                                                       keep_libraries=True))
-        state = self._descend(state, frames, fuzzy_paths=True)
+        failures = event.failures() if event.is_recompile else []
+        kinds = {f.kind for f in failures}
+        if "mode" not in kinds:     # a mode switch recompiles the whole frame: keep it on the running module
+            frames = user_frames(event.recompile_reason)
+            if not frames:
+                frames = tuple((fragment, line, "") for fragment, line in guard_locations(event.recompile_reason,
+                                                                                           keep_libraries=True))
+            state = self._descend(state, frames, fuzzy_paths=True)
         first_step = state.first_step is None or state.first_step == step
         if state.first_step is None:
             state.first_step = step
         if not event.is_recompile:
             return
-        failures = event.failures()
-        kinds = {f.kind for f in failures}
         guard = " ".join(event.recompile_reason.split("\nUser stack trace:")[0].split(" (user code shown is first use")[0]
                          .split())
         cause = f"{event.co_name}: {guard}"
