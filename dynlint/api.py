@@ -144,7 +144,7 @@ def parse_for_reuse(source: str | bytes, filename: str):
 def finish(outcome: Outcome, path: str, relpath: str, settings: Settings, regions: dict[str, str]) -> FileResult:
     """The reported result: each finding labelled with its region, device hazards in host-only
     code (and in files that never import torch) dropped unless ``include_host``, sorted."""
-    from dynlint.analysis.regions import HOST_REGION, region_of
+    from dynlint.analysis.regions import COMPILED, HOST_REGION, region_of
     from dynlint.checks import Scope, load_all
 
     rules = load_all()
@@ -158,6 +158,9 @@ def finish(outcome: Outcome, path: str, relpath: str, settings: Settings, region
                 continue
             if region == HOST_REGION and not settings.include_host:
                 continue
+        elif rule is not None and rule.scope == Scope.COMPILED:
+            if not outcome.imports_torch or region != COMPILED:
+                continue  # harmless unless torch.compile traces it
         object.__setattr__(finding, "region", region)
         object.__setattr__(finding, "filename", path)
         kept.append(finding)

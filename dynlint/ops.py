@@ -327,7 +327,9 @@ IS_COMPILING_NAMES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torch
 #: true only when TorchScript (not dynamo) runs the code: a guarded body never runs under dynamo
 IS_SCRIPTING_FUNCTIONS = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state",
                                     "torch.fx._symbolic_trace.is_fx_tracing", "torch.onnx.is_in_onnx_export"})
-IS_SCRIPTING_NAMES = frozenset({"is_scripting", "is_tracing", "is_fx_tracing", "is_in_onnx_export"})
+IS_SCRIPTING_NAMES = frozenset({"is_scripting", "is_fx_tracing", "is_in_onnx_export"})
+# a project's own `is_tracing()` (transformers': dynamo or fx is tracing) is true under torch.compile
+IS_COMPILING_NAMES = IS_COMPILING_NAMES | {"is_tracing"}
 
 #: methods of nn.Module subclasses that run once, at construction, on the host
 CONSTRUCTION_METHODS = frozenset({"__init__", "_init_weights", "init_weights", "reset_parameters",
@@ -381,3 +383,8 @@ INPLACE_SHAPE_METHODS = frozenset({
     "as_strided_", "set_", "sparse_resize_", "sparse_resize_and_clear_",
 })
 INPLACE_SHAPE_ATTRIBUTES = frozenset({"data"})
+
+#: numpy in the compiled step: dynamo traces numpy as tensors, so numpy's RNG and a numpy value
+#: turned into a Python number are data-dependent operators (measured: np.random.rand(1).item(),
+#: np.random.choice, float(np.zeros(3).sum()) each break the graph)
+NUMPY_RANDOM_PREFIX = "numpy.random."

@@ -70,7 +70,7 @@ def test_select_ignore_extend_select_prefixes(project):
         extend-select = ["DYN501", "DYN102"]
     """)
     # DYN102 is more specific than the ignored DYN10, so it stays (ruff's rule).
-    assert load_settings([], {}).select == {"DYN102", "DYN301", "DYN302", "DYN501"}
+    assert load_settings([], {}).select == {"DYN102", "DYN301", "DYN302", "DYN303", "DYN501"}
 
 
 def test_all_selector_and_equal_specificity_ignore_wins(project):
@@ -159,7 +159,7 @@ def test_config_flag_overrides_discovery(project):
     config = other / "dynlint.toml"
     config.write_text("select = ['DYN3']\nexclude = ['x']\n")
     settings = load_settings([], {"config": str(config)})
-    assert settings.select == {"DYN301", "DYN302"}
+    assert settings.select == {"DYN301", "DYN302", "DYN303"}
     assert settings.root == str(other)
     assert settings.source == str(config)
     # A pyproject.toml given with --config uses its [tool.dynlint] table.

@@ -106,6 +106,10 @@ def join(a, b):
         return TENSOR, False
     if a in TENSORISH or b in TENSORISH:
         return (a if a in TENSORISH else b), True
+    for one, other in ((a, b), (b, a)):
+        # `if head is None: head = Head()`: the object whenever it is used as one
+        if (is_module(one) or obj_class(one) is not None) and other in (None, PY):
+            return one, True
     return None, False
 
 

@@ -839,17 +839,22 @@ class Analyzer:
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
         evidence = None
+        bound = cls is not None and bool(positional) and not _is_staticmethod(node)
+        commented = self._type_comment(node, len(positional) - bound)
         for index, (arg, default) in enumerate(params):
             name = arg.arg
             scope.bindings[name] = None
-            if cls is not None and index == 0 and arg in positional and not _is_staticmethod(node):
+            if bound and index == 0:
                 scope.kinds[name] = None  # self / cls
                 continue
-            kind = self._annotation_kind(arg.annotation)
+            annotation = arg.annotation
+            if annotation is None and commented is not None and arg in positional:
+                annotation = commented[index - bound] if index - bound < len(commented) else None
+            kind = self._annotation_kind(annotation, torchscript=annotation is not arg.annotation)
             maybe = kind in _MAYBE_ANNOTATIONS
             if maybe:
                 kind = TENSOR
-            if kind is None and arg.annotation is None:
+            if kind is None:  # unannotated, or a type dynlint does not know: what callers pass, how it is used
                 passed = self.ask(("param", scope.id, name))
                 if passed is not None:
                     kind, maybe = passed
@@ -857,7 +862,7 @@ class Analyzer:
                     evidence = self._scope_evidence()
                 if name in evidence and (kind is None or kind in TENSORISH):
                     kind, maybe = (kind if kind in TENSORISH else TENSOR), False
-                elif kind is None and is_forward:
+                elif kind is None and is_forward and annotation is None:
                     if default is None or _is_constant_none(default):
                         kind, maybe = TENSOR, True  # forward(self, x, mask=None): most likely tensors
                     elif isinstance(default, ast.Constant):
@@ -870,12 +875,34 @@ class Analyzer:
                 scope.kinds[extra.arg] = None
                 scope.bindings[extra.arg] = None
 
-    def _annotation_kind(self, annotation: ast.expr | None, depth: int = 0):
+    def _type_comment(self, node, count: int) -> list | None:
+        """The parameter annotations of a ``# type: (A, B) -> R`` comment (TorchScript style), if
+        the function has one and it names ``count`` parameters."""
+        first = node.body[0].lineno if node.body else node.lineno
+        for number in range(node.lineno, min(first, len(self.lines) + 1)):
+            line = self.lines[number - 1]
+            if "# type:" not in line:
+                continue
+            comment = line.split("# type:", 1)[1].strip()
+            if not comment.startswith("("):
+                return None
+            try:
+                signature = ast.parse(comment, mode="func_type")
+            except (SyntaxError, ValueError, RecursionError):
+                return None
+            return signature.argtypes if len(signature.argtypes) == count else None
+        return None
+
+    def _annotation_kind(self, annotation: ast.expr | None, depth: int = 0, torchscript: bool = False):
         """The kind an annotation promises: Tensor, Optional[Tensor], ``list[int] | Tensor`` (a
         maybe), containers (``Dict[str, Tensor]``, ``list[dict[str, Tensor]]``,
-        ``tuple[Tensor, ...]``), plain Python types, numpy arrays."""
+        ``tuple[Tensor, ...]``), plain Python types, numpy arrays.  ``torchscript``: a type
+        comment, where TorchScript knows ``Tensor``, ``List``, ``Dict``... without imports."""
         if annotation is None or depth > 4:
             return None
+        if torchscript and isinstance(annotation, ast.Name) and annotation.id == "Tensor" \
+                and self.qualname(annotation) is None:
+            return TENSOR
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
                 annotation = ast.parse(annotation.value, mode="eval").body
@@ -889,11 +916,11 @@ class Analyzer:
         elif isinstance(annotation, ast.Subscript):
             outer = self.qualname(annotation.value)
             if outer in ("typing.Optional", "Optional"):
-                return self._annotation_kind(annotation.slice, depth + 1)
+                return self._annotation_kind(annotation.slice, depth + 1, torchscript)
             if outer in ("typing.Union", "Union"):
                 sides = list(annotation.slice.elts) if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
         if sides is not None:
-            kinds = [self._annotation_kind(s, depth + 1) for s in sides
+            kinds = [self._annotation_kind(s, depth + 1, torchscript) for s in sides
                      if not (isinstance(s, ast.Constant) and s.value is None)]
             if len(kinds) == 1:
                 return kinds[0]
@@ -915,16 +942,16 @@ class Analyzer:
             elements = container.elts if isinstance(container, ast.Tuple) else [container]
             if qual in ("tuple", "typing.Tuple", "Tuple") and len(elements) == 2 and \
                     isinstance(elements[1], ast.Constant) and elements[1].value is Ellipsis:
-                element = self._annotation_kind(elements[0], depth + 1)
+                element = self._annotation_kind(elements[0], depth + 1, torchscript)
                 return (SEQ, element) if element is not None else PY
             if qual in ("tuple", "typing.Tuple", "Tuple"):
-                kinds = tuple(self._annotation_kind(e, depth + 1) for e in elements)
+                kinds = tuple(self._annotation_kind(e, depth + 1, torchscript) for e in elements)
                 return (TUPLE, *kinds) if any(k is not None and k != PY for k in kinds) else PY
-            element = self._annotation_kind(elements[0], depth + 1)
+            element = self._annotation_kind(elements[0], depth + 1, torchscript)
             return (SEQ, element) if element is not None and element != PY else PY
         if container is not None and qual in _MAPPING_ANNOTATIONS:
             elements = container.elts if isinstance(container, ast.Tuple) else [container]
-            value = self._annotation_kind(elements[-1], depth + 1) if len(elements) == 2 else None
+            value = self._annotation_kind(elements[-1], depth + 1, torchscript) if len(elements) == 2 else None
             return (DICT, value) if value is not None and value != PY else PY
         if qual in ops.PY_ANNOTATIONS:
             return PY
@@ -1186,10 +1213,10 @@ class Analyzer:
             qual = self.qualname(test.func) or ""
             last = (test.func.attr if isinstance(test.func, ast.Attribute)
                     else test.func.id if isinstance(test.func, ast.Name) else "")
+            if qual in ops.IS_SCRIPTING_FUNCTIONS or (last in ops.IS_SCRIPTING_NAMES and not qual.startswith("torch.")):
+                return _NOT_COMPILING
             if qual in ops.IS_COMPILING_FUNCTIONS or last in ops.IS_COMPILING_NAMES:
                 return _COMPILING
-            if qual in ops.IS_SCRIPTING_FUNCTIONS or last in ops.IS_SCRIPTING_NAMES:
-                return _NOT_COMPILING
         return None
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
@@ -1238,6 +1265,10 @@ class Analyzer:
     def visit_Call(self, node: ast.Call) -> None:
         self.check_call(node)
         self._record_call(node)
+        func = node.func
+        if type(func) is ast.Attribute and func.attr in ("append", "insert") and type(func.value) is ast.Name \
+                and node.args:
+            self._note_element(func.value.id, node.args[-1])
         self.visit(node.func)
         self.visit_all(node.args)
         for keyword in node.keywords:
@@ -1254,6 +1285,18 @@ class Analyzer:
                         self.stack.pop()
                     continue
             self.visit(keyword)
+
+    def _note_element(self, name: str, value: ast.expr) -> None:
+        """``boxes = []; boxes.append(t)``: a list of tensors (kept only while every element is one)."""
+        scope = self.scope
+        if name not in scope.kinds:
+            return
+        current = scope.kinds[name]
+        element = self.kind(value)
+        if current == PY and element in TENSORISH and name not in scope.maybe:
+            scope.kinds[name] = (SEQ, TENSOR)
+        elif type(current) is tuple and current[0] == SEQ and current[1] in TENSORISH and element not in TENSORISH:
+            scope.kinds[name] = PY
 
     def _note_callback(self, value: ast.expr, root: str) -> None:
         if isinstance(value, ast.Call) and value.args and self.qualname(value.func) == "functools.partial":
@@ -1341,14 +1384,20 @@ class Analyzer:
         handlers: list = []
         if qual is not None:
             handlers.extend(dispatch.by_function.get(qual, ()))
+            for prefix, handler in dispatch.by_prefix:
+                if qual.startswith(prefix):
+                    handlers.append(handler)
         elif type(func) is ast.Attribute and not (type(func.value) is ast.Name and func.value.id in ("self", "cls")):
-            # not the class's own methods and submodules, and not on a value known to be no tensor
+            # not the class's own methods and submodules, and (unless a handler asks) not on a value
+            # known to be no tensor
             found = dispatch.by_method.get(func.attr)
             if found:
                 receiver = self.kind(func.value)
+                method = func.attr
                 if not is_not_tensor(receiver):
-                    method = func.attr
                     handlers.extend(found)
+                else:
+                    handlers.extend(h for h in found if h in dispatch.any_receiver)
         if dispatch.by_keyword and node.keywords:
             for keyword in node.keywords:
                 if keyword.arg is not None:

@@ -35,6 +35,9 @@ class Scope(str, Enum):
     #: only ever runs on the host (datasets, collate functions, metrics, export) these
     #: findings are real but harmless to the graph: reported only with --include-host.
     DEVICE = "device"
+    #: only the compiled step: what breaks the graph under torch.compile but costs nothing when the
+    #: code runs eagerly (numpy on the host); never reported elsewhere, not even with --include-host
+    COMPILED = "compiled"
     #: the input pipeline and compile settings: reported wherever they are
     ANYWHERE = "anywhere"
 
@@ -66,13 +69,15 @@ class Rule:
         self._add("loop", (function, None))
         return function
 
-    def on_call(self, *, functions=None, methods=None, keywords=None, setting: str | None = None):
-        """Subscribe to calls of these qualified ``functions``, these ``methods`` (on a value
-        that is not known to be a non-tensor), calls passing one of these ``keywords``, and
-        calls of the qualified names a ``setting`` lists (e.g. ``extend_dynamic_ops``)."""
+    def on_call(self, *, functions=None, methods=None, keywords=None, setting: str | None = None,
+                prefixes=None, any_receiver: bool = False):
+        """Subscribe to calls of these qualified ``functions`` (or names starting with one of these
+        ``prefixes``), these ``methods`` (on a value not known to be a non-tensor, or on any value
+        with ``any_receiver``), calls passing one of these ``keywords``, and calls of the qualified
+        names a ``setting`` lists (e.g. ``extend_dynamic_ops``)."""
         def decorate(function):
             self._add("call", (function, (frozenset(functions or ()), frozenset(methods or ()),
-                                          frozenset(keywords or ()), setting)))
+                                          frozenset(keywords or ()), setting, tuple(prefixes or ()), any_receiver)))
             return function
         return decorate
 
@@ -97,6 +102,7 @@ def rule(code: str, name: str, summary: str, *, scope: Scope, fix: Callable | No
 UNITS = (
     "dyn101_mask_index", "dyn102_nonzero", "dyn103_unique", "dyn104_masked_select", "dyn105_dynamic_output",
     "dyn201_size_branch", "dyn202_data_branch", "dyn203_size_loop", "dyn301_host_sync", "dyn302_data_size",
+    "dyn303_numpy",
     "dyn401_dataloader", "dyn402_pad_to_longest", "dyn501_compile_dynamic",
 )
 
@@ -113,7 +119,8 @@ class Dispatch:
     """The handlers of the enabled rules, indexed by event (and for calls by callee), built
     once per analysis."""
 
-    __slots__ = ("subscript", "subscript_store", "branch", "loop", "by_function", "by_method", "by_keyword")
+    __slots__ = ("subscript", "subscript_store", "branch", "loop", "by_function", "by_method", "by_keyword",
+                 "by_prefix", "any_receiver")
 
     def __init__(self, rules, settings: dict[str, tuple[str, ...]] | None = None):
         """``settings``: setting name -> the qualified names it lists (see ``Rule.on_call``)."""
@@ -121,6 +128,8 @@ class Dispatch:
         self.by_function: dict[str, list] = {}
         self.by_method: dict[str, list] = {}
         self.by_keyword: dict[str, list] = {}
+        self.by_prefix: list[tuple[str, object]] = []
+        self.any_receiver: set = set()   # method handlers that also see receivers known not to be tensors
         settings = settings or {}
         for declared in rules:
             for event, handlers in declared.handlers.items():
@@ -128,7 +137,10 @@ class Dispatch:
                     if event != "call":
                         getattr(self, event).append(function)
                         continue
-                    functions, methods, keywords, setting = filters
+                    functions, methods, keywords, setting, prefixes, any_receiver = filters
+                    self.by_prefix.extend((prefix, function) for prefix in prefixes)
+                    if any_receiver:
+                        self.any_receiver.add(function)
                     if setting is not None:
                         functions = functions | frozenset(settings.get(setting, ()))
                     for name in functions:
