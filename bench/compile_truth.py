@@ -756,6 +756,16 @@ def _one_line(exc: BaseException) -> str:
     return text[:400]
 
 
+def _seed(torch, seed: int) -> None:
+    import random
+
+    import numpy
+
+    random.seed(seed)
+    numpy.random.seed(seed)      # wav2vec2-style span masking draws with numpy
+    torch.manual_seed(seed)
+
+
 def run_worker(name: str, events_path: str) -> int:
     import logging
 
@@ -810,7 +820,7 @@ def run_worker(name: str, events_path: str) -> int:
     try:
         for mode in case.modes:
             torch._dynamo.reset()
-            torch.manual_seed(0)
+            _seed(torch, 0)
             started = time.monotonic()
             try:
                 model, make_inputs, loss_fn = case.build(mode)
@@ -825,7 +835,7 @@ def run_worker(name: str, events_path: str) -> int:
                 context.update(mode=mode, size=label)
                 started = time.monotonic()
                 try:
-                    torch.manual_seed(1)
+                    _seed(torch, 1)
                     args, kwargs = make_inputs(size, mode)
                     if mode == "train":
                         loss = loss_fn(compiled(*args, **kwargs))
@@ -991,14 +1001,25 @@ def collect(args) -> int:
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.truth)), exist_ok=True)
     with open(args.truth, "w", encoding="utf-8") as handle:
-        json.dump(truth, handle, indent=1)
-        handle.write("\n")
+        handle.write(dump_truth(truth))
     print(f"wrote {os.path.relpath(args.truth)}")
     if unattributed:
         print(f"graph breaks with no library frame (not truth): {sum(unattributed.values())}")
     print()
     print_collect_summary(truth)
     return 0
+
+
+def dump_truth(truth: dict) -> str:
+    """JSON with one case or break per line, so that a new collection diffs line by line."""
+    parts = []
+    for key, value in truth.items():
+        if isinstance(value, list) and value:
+            items = ",\n  ".join(json.dumps(item) for item in value)
+            parts.append(f" {json.dumps(key)}: [\n  {items}\n ]")
+        else:
+            parts.append(f" {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def print_collect_summary(truth: dict) -> None:
@@ -1127,12 +1148,15 @@ def run_dynlint(paths: list[str], extra_args: list[str]) -> tuple[list[dict], fl
 
 
 def _git_describe() -> str:
+    """Which dynlint was scored: the checkout's commit and the last commit that changed dynlint/."""
+    def git(*args):
+        return subprocess.run(["git", "-C", CHECKOUT, *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
     try:
-        rev = subprocess.run(["git", "-C", CHECKOUT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", CHECKOUT, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev + (" + uncommitted changes" if dirty else "")
+        head = git("rev-parse", "--short", "HEAD")
+        package = git("log", "-1", "--format=%h", "--", "dynlint")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", "dynlint")
+        return f"checkout {head}, dynlint/ as of {package}" + (" + uncommitted changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "(not a git checkout)"
 
@@ -1221,9 +1245,12 @@ def score(args) -> int:
     for key in hits:
         span, found, text = results[key]
         categories, models, modes, _ = describe(key)
-        codes = ", ".join(f"{x['code']}@{x['location']['row']}" + (
-            f"-{x['end_location']['row']}" if x.get("end_location") and x["end_location"]["row"] != x["location"]["row"]
-            else "") for x in found)
+        labels: dict = {}
+        for x in found:
+            end = (x.get("end_location") or x["location"])["row"]
+            label = f"{x['code']}@{x['location']['row']}" + (f"-{end}" if end != x["location"]["row"] else "")
+            labels[label] = labels.get(label, 0) + 1
+        codes = ", ".join(label + (f" x{count}" if count > 1 else "") for label, count in labels.items())
         print(f"  {key[0]}:{key[1]}  [{categories}]  <- {codes}")
         print(f"      {text}")
     if args.json_out:
