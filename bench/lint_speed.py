@@ -363,9 +363,9 @@ def main() -> None:
                         repeats=args.slow_repeats))
     check = [*dynlint, "check", "-q", "--exit-zero", "--output-format", "concise"]
     rows += [
-        Row("dynlint check -j 1 --no-cache", [*check, "-j", "1", "--no-cache", *relative], env, target=3.0),
+        Row("dynlint check -j 1 --no-cache", [*check, "-j", "1", "--no-cache", *relative], env, target=1.5),
         Row(f"dynlint check --no-cache (default jobs = {jobs})", [*check, "--no-cache", *relative], env, target=2.0),
-        Row("dynlint check, warm cache", [*check, "--cache-dir", cache_dir, *relative], env, target=0.3,
+        Row("dynlint check, warm cache", [*check, "--cache-dir", cache_dir, *relative], env, target=0.1,
             prime=[*check, "--cache-dir", cache_dir, *relative]),
     ]
     notes = []

@@ -191,6 +191,19 @@ def check_units(units: list[Unit], settings: Settings, jobs: int = 1, cache: Cac
     """The project pass over ``units`` (see the module docstring): one ``FileResult`` per unit,
     in order.  ``sources``/``parsed`` give some files' bytes or trees instead of reading them;
     ``base_table`` the facts of a wider project whose other files are not walked now."""
+    # The parsed trees kept between rounds are many small acyclic objects: CPython's cyclic GC
+    # would rescan them again and again while more are parsed (measured: parsing timm with its
+    # trees alive took 4x the parse floor).  Nothing here makes cycles; collect once at the end.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_units(units, settings, jobs, cache, sources, parsed, base_table, enabled, noqa, progress)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enabled, noqa, progress):
     jobs = jobs or default_jobs()
     sources = dict(sources or {})
     parsed = dict(parsed or {})

@@ -63,16 +63,19 @@ _NAME_RE = re.compile(rb"[A-Za-z_]\w*")
 
 def imported_modules(data: bytes, module: str, is_package: bool, known: set[str]) -> set[str]:
     """The project modules a file imports (read from its text, before it is parsed: a superset
-    is fine, this only orders the first round of walks).  Importing ``a.b.c`` also depends on
-    the packages ``a`` and ``a.b`` (their ``__init__`` may re-export)."""
+    is fine, this only orders the first round of walks).  Only the module named (the longest
+    known prefix of the name): its parent packages' ``__init__`` run too, but what the file
+    uses is defined in, or re-exported by, the module it names; counting the parents would
+    tie most of a package into one import cycle."""
     found: set[str] = set()
 
     def add(name: str) -> None:
         parts = name.split(".")
-        for cut in range(1, len(parts) + 1):
+        for cut in range(len(parts), 0, -1):
             prefix = ".".join(parts[:cut])
             if prefix in known:
                 found.add(prefix)
+                return
 
     for match in _FROM_IMPORT_RE.finditer(data):
         dots, target, names = match.group(1), match.group(2).decode("ascii", "replace"), match.group(3)
