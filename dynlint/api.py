@@ -67,6 +67,15 @@ class Outcome:
     imports_torch: bool = False
     lines: dict[int, str] = field(default_factory=dict)      # source of the lines findings point at
     cells: tuple[tuple[int, int], ...] | None = None         # notebooks: see FileResult.cells
+    exempt: bool = False                                     # `# dynlint: noqa`: findings dropped
+    # in this process only (never pickled or cached): the walker, kept to walk functions again
+    units: dict | None = field(default=None, repr=False, compare=False)
+    walker: object = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self):  # pool workers send outcomes back: the walker stays behind
+        state = dict(self.__dict__)
+        state["units"] = state["walker"] = None
+        return state
 
 
 def analyze_tree(tree: ast.AST, lines: list[str], settings: Settings, relpath: str | None, *, module: str = "",
@@ -76,21 +85,51 @@ def analyze_tree(tree: ast.AST, lines: list[str], settings: Settings, relpath: s
     settings' codes for ``relpath``) and, with ``noqa``, ``# noqa`` comments applied."""
     from dynlint.analysis.walker import analyze_file
 
-    if enabled is None:
-        enabled = settings.enabled_codes(relpath)
     try:
         analysis = analyze_file(tree, lines, settings.extend_dynamic_ops, module=module, is_package=is_package,
                                 facts=table, project_roots=project_roots)
     except RecursionError:
-        findings = [parse_error_finding("too deeply nested to analyze")] if "DYN000" in enabled else []
-        return Outcome(findings)
+        return _too_deep(settings, relpath, enabled)
+    return outcome_of(analysis, lines, settings, relpath, enabled, noqa)
+
+
+def rewalk(outcome: "Outcome", table: ProjectFacts, units, lines: list[str], settings: Settings,
+           relpath: str | None, enabled: frozenset[str] | None = None, noqa: bool = True) -> "Outcome":
+    """Walk some functions of an already walked file again with a new table (see
+    ``Analyzer.rewalk``); the outcome is the one a whole walk with ``table`` gives."""
+    cells, exempt = outcome.cells, outcome.exempt
+    try:
+        analysis = outcome.walker.rewalk(table, units)
+    except RecursionError:
+        return _too_deep(settings, relpath, enabled)
+    new = outcome_of(analysis, lines, settings, relpath, enabled, noqa)
+    if exempt:
+        new.findings, new.places, new.lines = [], [], {}
+    new.cells, new.exempt = cells, exempt
+    return new
+
+
+def _too_deep(settings, relpath, enabled) -> "Outcome":
+    if enabled is None:
+        enabled = settings.enabled_codes(relpath)
+    return Outcome([parse_error_finding("too deeply nested to analyze")] if "DYN000" in enabled else [])
+
+
+def outcome_of(analysis, lines: list[str], settings: Settings, relpath: str | None,
+               enabled: frozenset[str] | None = None, noqa: bool = True) -> "Outcome":
+    """A walk's results as reported: selection (``enabled``, by default the settings' codes for
+    ``relpath``) and, with ``noqa``, ``# noqa`` comments applied."""
+    if enabled is None:
+        enabled = settings.enabled_codes(relpath)
     kept, places = [], []
     for finding, place in zip(analysis.findings, analysis.places):
         if finding.code in enabled and not (noqa and _suppressed(finding, lines)):
             kept.append(finding)
             places.append(place)
     source_lines = {f.line: lines[f.line - 1] for f in kept if 1 <= f.line <= len(lines)}
-    return Outcome(kept, places, analysis.facts, analysis.consumed, analysis.imports_torch, source_lines)
+    outcome = Outcome(kept, places, analysis.facts, analysis.consumed, analysis.imports_torch, source_lines)
+    outcome.units, outcome.walker = analysis.units, analysis.walker
+    return outcome
 
 
 def analyze_source(source: str | bytes | None, filename: str, settings: Settings, relpath: str | None, *,
@@ -123,7 +162,7 @@ def analyze_source(source: str | bytes | None, filename: str, settings: Settings
                            project_roots=project_roots, enabled=enabled, noqa=noqa)
     if exempt:  # `# dynlint: noqa` silences the file; what it tells other files still counts
         outcome.findings, outcome.places, outcome.lines = [], [], {}
-    outcome.cells = cells
+    outcome.cells, outcome.exempt = cells, exempt
     return outcome
 
 

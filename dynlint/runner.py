@@ -35,7 +35,7 @@ import sys
 import time
 from typing import Iterator, Sequence, TextIO
 
-from dynlint.api import Outcome, Unit, analyze_source, finish, parse_error_finding, parse_for_reuse
+from dynlint.api import Outcome, Unit, analyze_source, finish, parse_error_finding, parse_for_reuse, rewalk
 from dynlint.analysis.facts import EMPTY, FileFacts, ProjectFacts, still_valid
 from dynlint.analysis.modules import imported_modules, is_package_init, levels, module_name
 from dynlint.cache import Cache
@@ -248,7 +248,7 @@ def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enab
         if in_process or len(misses) < 2:
             for index in misses:
                 outcomes[index] = _walk_here(index, units[index], settings, table, roots, data, trees,
-                                             keep_trees, enabled, noqa)
+                                             keep_trees, enabled, noqa, outcomes[index])
                 if first and progress is not None:
                     progress.advance()
         else:
@@ -303,8 +303,17 @@ def _import_levels(units: list[Unit], data: dict, trees: dict) -> list[list[int]
     return levels(dependencies)
 
 
-def _walk_here(index, unit, settings, table, roots, data, trees, keep_trees, enabled, noqa) -> Outcome:
+def _walk_here(index, unit, settings, table, roots, data, trees, keep_trees, enabled, noqa,
+               previous: Outcome | None = None) -> Outcome:
     reuse = trees.get(index)
+    if previous is not None and previous.walker is not None and reuse is not None:
+        # walked before in this process: walk again only the functions whose questions changed
+        changed = [key for key, answers in previous.units.items() if not still_valid(answers.items(), table)]
+        if None not in changed:
+            try:
+                return rewalk(previous, table, changed, reuse[1], settings, unit.relpath, enabled, noqa)
+            except Exception as exc:  # noqa: BLE001 - any checker bug becomes this file's DYN000
+                return internal_error_outcome(exc)
     if reuse is None and keep_trees and index in data:
         reuse = trees[index] = parse_for_reuse(data[index], unit.path)
     if reuse is not None:

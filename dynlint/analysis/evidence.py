@@ -2,94 +2,77 @@
 
 A reader who sees ``x.detach()``, ``x.new_zeros(n)``, ``x.device`` or
 ``torch.sigmoid(x)`` knows ``x`` holds a tensor, whatever its annotation or
-its callers say.  ``tensor_names`` collects such names for one function body
-(not descending into nested functions, classes or lambdas, which are scopes of
-their own); the walker takes a name bound to an unknown value there as a
-proven tensor.  What counts as evidence is data in ``dynlint.ops``
-(``TENSOR_ONLY_METHODS``, ``TENSOR_ONLY_ATTRIBUTES``, which torch functions
-take a tensor first).
+its callers say.  ``tensor_names`` collects such names in one function's text;
+the walker takes a name bound to an unknown value there as a proven tensor.
+What counts as evidence is data in ``dynlint.ops`` (``TENSOR_ONLY_METHODS``,
+``TENSOR_ONLY_ATTRIBUTES``, which torch functions take a tensor first).
+
+The search runs on the function's source text with regular expressions rather
+than on its tree: it is needed for almost every function, and a second walk
+over every tree cost as much as the analysis itself (measured on timm).  Text
+inside the function's nested functions counts too (their names rarely clash),
+its docstring does not, nor do comments.
 """
 
 from __future__ import annotations
 
-import ast
+import re
 from typing import Callable
 
 from dynlint import ops
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_NAME = r"[A-Za-z_]\w*"
+_NOT_AFTER = r"(?<![\w.])"   # a name, not an attribute of something else
+# name.attr, and whether it is called: one scan for tensor-only methods and attributes (an
+# alternation of ~150 method names made the regex engine ten times slower than this)
+_MEMBER_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*({_NAME})(\s*\(|\s*=(?!=))?")
+_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*(?:,\s*({_NAME})\s*)?[,)]")
+_COMMENT_RE = re.compile(r"#[^\n'\"]*$", re.M)
 _TORCH_FUNCTION_NAMESPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+_NOT_NAMES = frozenset({"self", "cls", "None", "True", "False"})
 
 
-def tensor_names(body: list[ast.stmt], qualname: Callable[[ast.AST], str | None]) -> frozenset[str]:
-    found: set[str] = set()
-    pending: list[ast.AST] = list(body)
-    tensor_methods = ops.TENSOR_ONLY_METHODS
-    tensor_attributes = ops.TENSOR_ONLY_ATTRIBUTES
-    fields_of = _FIELDS
-    while pending:
-        node = pending.pop()
-        t = type(node)
-        if t in _SCOPES:
-            if t is not ast.Lambda:
-                pending.extend(node.decorator_list)
+def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> frozenset[str]:
+    """Names used as tensors in ``text``.  ``aliases`` maps local names to what they import
+    (``F`` -> ``torch.nn.functional``); ``is_local(name)`` tells a local binding that hides one."""
+    if "." not in text and "(" not in text:
+        return frozenset()
+    text = _COMMENT_RE.sub("", text) if "#" in text else text
+    methods, attributes = ops.TENSOR_ONLY_METHODS, ops.TENSOR_ONLY_ATTRIBUTES
+    found = set()
+    for name, member, after in _MEMBER_RE.findall(text):
+        if after:
+            if after[-1] == "(" and member in methods:
+                found.add(name)
+        elif member in attributes:
+            found.add(name)
+    for callee, first, second in _CALL_RE.findall(text):
+        qual = _qualify(callee, aliases, is_local)
+        if qual is None or not _takes_tensor_first(qual):
             continue
-        if t is ast.Attribute:
-            value = node.value
-            if type(value) is ast.Name and node.attr in tensor_attributes and type(node.ctx) is ast.Load:
-                found.add(value.id)
-        elif t is ast.Call:
-            func = node.func
-            if type(func) is ast.Attribute:
-                qual = qualname(func)
-                if qual is not None:
-                    if node.args:
-                        _torch_arguments(node, qual, found)
-                else:
-                    receiver = func.value
-                    if type(receiver) is ast.Name and func.attr in tensor_methods and receiver.id not in ("self", "cls"):
-                        found.add(receiver.id)
-            elif type(func) is ast.Name and node.args:
-                qual = qualname(func)  # from torch.nn.functional import relu
-                if qual is not None:
-                    _torch_arguments(node, qual, found)
-        fields = fields_of.get(t)
-        if fields is None:  # once per node type; not a node (None in Dict.keys...): nothing below
-            fields = fields_of[t] = tuple(f for f in getattr(t, "_fields", ()) if f not in _NOT_CHILDREN) \
-                if isinstance(node, ast.AST) and t not in _LEAVES else ()
-        for name in fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                pending.extend(value)
-            elif value is not None and type(value) not in _LEAVES:
-                pending.append(value)
-    return frozenset(found)
+        found.add(first)
+        if second and qual in ops.TWO_TENSOR_FUNCTIONS:
+            found.add(second)
+    # `torch.sigmoid(...)` is a module's function, not a method of a name called torch
+    return frozenset(n for n in found if n not in _NOT_NAMES and (n not in aliases or is_local(n)))
 
 
-_NOT_CHILDREN = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "level", "names",
-                           "conversion", "is_async", "kind", "module", "value_kind"})
-_LEAVES = frozenset({ast.Name, ast.Constant, str, int, bool})
-_FIELDS: dict[type, tuple[str, ...]] = {}
+def _qualify(callee: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> str | None:
+    head, _, rest = callee.partition(".")
+    target = aliases.get(head)
+    if target is None or is_local(head):
+        return None
+    return f"{target}.{rest}" if rest else target
 
 
-def _torch_arguments(node: ast.Call, qual: str, found: set[str]) -> None:
-    """``torch.f(x, ...)``: x is a tensor for most torch functions; ``F.loss(a, b)``: both;
-    ``torch.cat([a, b])``: the elements."""
+def _takes_tensor_first(qual: str) -> bool:
+    """``torch.f(x, ...)``: x is a tensor for most torch functions (not the creation ops, not
+    the ones taking sizes, data, sequences or any object)."""
     if not qual.startswith(_TORCH_FUNCTION_NAMESPACES) or "._" in qual:
-        return
-    if qual in ops.TENSOR_SEQUENCE_FUNCTIONS:
-        first = node.args[0]
-        if type(first) in (ast.List, ast.Tuple):
-            found.update(e.id for e in first.elts if type(e) is ast.Name)
-        return
+        return False
     if qual in ops.NOT_TENSOR_FIRST_FUNCTIONS or qual in ops.NON_TENSOR_TORCH \
-            or qual.startswith(ops.NON_TENSOR_TORCH_PREFIXES) or qual.startswith("torch.nn.") and \
-            not qual.startswith("torch.nn.functional."):
-        return
-    last = qual.rsplit(".", 1)[-1]
-    if last[:1].isupper():
-        return  # classes
-    count = 2 if qual in ops.TWO_TENSOR_FUNCTIONS else 1
-    for argument in node.args[:count]:
-        if type(argument) is ast.Name:
-            found.add(argument.id)
+            or qual.startswith(ops.NON_TENSOR_TORCH_PREFIXES):
+        return False
+    if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional."):
+        return False
+    return not qual.rsplit(".", 1)[-1][:1].isupper()  # classes

@@ -47,7 +47,7 @@ class _Scope:
     """Names of one function (or the module) and what they hold."""
 
     __slots__ = ("kinds", "bindings", "name", "id", "maybe", "partial", "bound_at", "defs", "evidence", "node",
-                 "returns", "is_generator")
+                 "returns", "is_generator", "aliases", "self_attrs")
 
     def __init__(self, name: str, function_id: str, node: ast.AST | None = None):
         self.name = name
@@ -65,17 +65,25 @@ class _Scope:
         self.evidence: frozenset[str] | None = None  # names used as tensors (computed on first need)
         self.returns: list[tuple] | None = None      # (kind, maybe) of each return statement
         self.is_generator = False
+        self.aliases: dict[str, str] | None = None   # imports inside a function are its own names
+        self.self_attrs: dict[str, object] | None = None  # self.<attr> assigned in this method (not __init__)
 
 
 class _ClassInfo:
-    __slots__ = ("name", "id", "is_module", "is_dataset", "attr_kinds")
+    __slots__ = ("name", "id", "is_module", "is_dataset", "attr_kinds", "body_attrs", "node", "deferred")
 
-    def __init__(self, name: str, class_id: str, is_module: bool, is_dataset: bool):
+    def __init__(self, name: str, class_id: str, is_module: bool, is_dataset: bool, node=None):
         self.name = name
         self.id = class_id
         self.is_module = is_module
         self.is_dataset = is_dataset
+        self.node = node
+        # self.<attr> kinds every method sees: set by the class body and __init__ (other methods'
+        # assignments reach their siblings through the project table, so each method's walk
+        # depends only on the module, __init__ and the table: see Analyzer.rewalk)
         self.attr_kinds: dict[str, object] = {}
+        self.body_attrs: dict[str, object] = {}  # attr_kinds before __init__ runs
+        self.deferred = False                    # its methods are walked one by one (module-level class)
 
 
 @dataclass
@@ -88,6 +96,10 @@ class FileAnalysis:
     facts: FileFacts
     consumed: dict = field(default_factory=dict)   # question -> answer (see facts.Consumed)
     imports_torch: bool = False
+    #: per unit of the walk (None: the module's own statements; else a function or method walked on
+    #: its own): the questions it asked, with their answers (what Analyzer.rewalk needs to know)
+    units: dict = field(default_factory=dict)
+    walker: object = field(default=None, repr=False, compare=False)  # the Analyzer, for rewalk
 
 
 class Analyzer:
@@ -98,6 +110,7 @@ class Analyzer:
         self.dispatch = _dispatch(tuple(dynamic_ops))
         self.module = module or "<module>"
         self.is_package = is_package
+        self.table = facts
         self.consumed = Consumed(facts)
         self.produced = FileFacts(self.module)
         # first components of the project's module names: calls into them are worth recording
@@ -119,15 +132,120 @@ class Analyzer:
         self._kind_cache: dict[int, object] = {}
         self._maybe_calls: set[int] = set()     # id() of calls whose result is only maybe what kind() says
         self.stamp = 0                          # counts bindings, to tell which came later
+        self.function_depth = 0                 # >0 while walking a function body
+        self.tree: ast.AST | None = None
+        # module-level functions and methods: walked after the module's own statements, each on its own
+        self.deferred: list[tuple] = []
+        self.units: dict = {}                   # unit key -> (findings, places, facts, answers)
+        self._init_of: _ClassInfo | None = None  # the class whose __init__ is being walked
         self._rebinding = rebinding.Cache()     # what may rebind or reshape, for binding()
 
     # ------------------------------------------------------------------ driver
     def run(self, tree: ast.AST) -> FileAnalysis:
+        """Walk the file in two phases.  First the module's own statements (imports, assignments,
+        class bodies, definitions): the state every function sees when it runs.  Then each
+        module-level function and method body on its own (a class's ``__init__`` before its
+        other methods), seeing that state, its class's ``__init__`` attributes and the table —
+        so one of them can be walked again alone (``rewalk``) with the result a whole walk gives."""
+        self.tree = tree
         if isinstance(tree, ast.Module):
             self.module_scope.node = tree
             self._declare_module_names(tree.body)
+        self._begin_unit()
         self.visit(tree)
-        return FileAnalysis(self.findings, self.places, self.produced, self.consumed.answers, self.imports_torch)
+        self._end_unit(None)
+        for item in self._ordered_deferred():
+            self._walk_unit(item)
+        return self._finish_walk()
+
+    def rewalk(self, table: ProjectFacts, unit_keys) -> FileAnalysis:
+        """Walk these functions again with a new table (the module's own statements asked
+        nothing whose answer changed).  An ``__init__`` whose attributes come out different
+        takes its class's other methods along."""
+        self.table = table
+        self._kind_cache.clear()
+        self._maybe_calls.clear()
+        self.silenced_syncs.clear()
+        todo = set(unit_keys)
+        for item in self._ordered_deferred():
+            function_id, node, cls = item[0], item[1], item[2]
+            if function_id not in todo:
+                continue
+            before = dict(cls.attr_kinds) if cls is not None and node.name == "__init__" else None
+            self._walk_unit(item)
+            if before is not None and before != cls.attr_kinds:
+                todo.update(other[0] for other in self.deferred if other[2] is cls)
+        return self._finish_walk()
+
+    def _finish_walk(self) -> FileAnalysis:
+        self._kind_cache.clear()  # per walk: a kept walker should not hold them between rounds
+        self._maybe_calls.clear()
+        self.silenced_syncs.clear()
+        analysis = self._analysis()
+        analysis.walker = self
+        return analysis
+
+    def _ordered_deferred(self) -> list[tuple]:
+        ordered, placed = [], set()
+        for item in self.deferred:
+            cls = item[2]
+            if cls is not None and id(cls) not in placed:
+                placed.add(id(cls))
+                ordered.extend(other for other in self.deferred if other[2] is cls and other[1].name == "__init__")
+            if not (cls is not None and item[1].name == "__init__"):
+                ordered.append(item)
+        return ordered
+
+    def _begin_unit(self) -> None:
+        self.produced = FileFacts(self.module)
+        self.findings, self.places = [], []
+        self.seen = set()
+        self.consumed = Consumed(self.table)
+
+    def _end_unit(self, key) -> None:
+        self.units[key] = (self.findings, self.places, self.produced, self.consumed.answers)
+
+    def _walk_unit(self, item) -> None:
+        function_id, node, cls, context, flags = item
+        self._begin_unit()
+        self.scopes = [self.module_scope]
+        self.classes = [cls] if cls is not None else []
+        self.stack = [self.tree] + ([cls.node] if cls is not None and cls.node is not None else []) + [node]
+        self.control_depth, self.context = 0, context
+        is_init = cls is not None and node.name == "__init__"
+        if is_init:
+            cls.attr_kinds = dict(cls.body_attrs)
+            self._init_of = cls
+        try:
+            self._walk_function(node, function_id, cls, flags)
+        finally:
+            self._init_of = None
+            self.stack = []
+        self._end_unit(function_id)
+
+    def _analysis(self) -> FileAnalysis:
+        findings, places, answers = [], [], {}
+        facts = FileFacts(self.module)
+        for key in [None] + [item[0] for item in self._ordered_deferred()]:
+            unit = self.units.get(key)
+            if unit is None:
+                continue
+            unit_findings, unit_places, produced, unit_answers = unit
+            findings.extend(unit_findings)
+            places.extend(unit_places)
+            answers.update(unit_answers)
+            facts.functions.update(produced.functions)
+            facts.classes.update(produced.classes)
+            facts.aliases.update(produced.aliases)
+            facts.returns.update(produced.returns)
+            facts.calls.extend(produced.calls)
+            facts.roots.extend(produced.roots)
+            for class_id, attrs in produced.attrs.items():
+                merged = facts.attrs.setdefault(class_id, {})
+                for name, kind in attrs.items():
+                    merged[name] = kind if merged.get(name, kind) == kind else join(merged[name], kind)[0]
+        units = {key: unit[3] for key, unit in self.units.items()}
+        return FileAnalysis(findings, places, facts, answers, self.imports_torch, units)
 
     def _declare_module_names(self, body) -> None:
         """Top-level defs and classes are callable before their definition is reached."""
@@ -249,6 +367,8 @@ class Analyzer:
         if isinstance(node, ast.Name):
             name = node.id
             for scope in reversed(self.scopes):
+                if scope.aliases is not None and name in scope.aliases:
+                    return scope.aliases[name]
                 if name in scope.defs:
                     return scope.defs[name]
                 if name in scope.kinds:
@@ -336,15 +456,42 @@ class Analyzer:
             # Only submodules, project objects and tensors are worth remembering: other attributes set in
             # __init__ are configuration, constant by the time forward runs.
             if self.classes:
-                info = self.classes[-1]
-                remembered = kind if kind is None or relevant(kind) is not None else PY
-                if target.attr in info.attr_kinds and info.attr_kinds[target.attr] != remembered:
-                    # None in __init__, a mask once computed: a tensor whenever it is used as one
-                    remembered = join(info.attr_kinds[target.attr], remembered)[0]
-                info.attr_kinds[target.attr] = remembered
-                shared = relevant(info.attr_kinds[target.attr])
-                if shared is not None or target.attr in self.produced.attrs.get(info.id, ()):
-                    self.produced.attrs.setdefault(info.id, {})[target.attr] = shared
+                self._set_self_attr(self.classes[-1], target.attr,
+                                    kind if kind is None or relevant(kind) is not None else PY)
+
+    def _own_attrs(self, info: "_ClassInfo") -> dict:
+        """Where ``self.<attr> = value`` goes: the class's shared attributes in its body and
+        ``__init__`` (and in classes defined inside functions, walked in one piece), else the
+        method's own (siblings learn them through the project table)."""
+        if self.function_depth == 0 or self._init_of is info or not info.deferred:
+            return info.attr_kinds
+        for scope in reversed(self.scopes):
+            if scope.node is not None and "self" in scope.kinds:
+                if scope.self_attrs is None:
+                    scope.self_attrs = {}
+                return scope.self_attrs
+        return info.attr_kinds
+
+    def _set_self_attr(self, info: "_ClassInfo", attr: str, remembered) -> None:
+        attrs = self._own_attrs(info)
+        if attr in attrs and attrs[attr] != remembered:
+            # None in __init__, a mask once computed: a tensor whenever it is used as one
+            remembered = join(attrs[attr], remembered)[0]
+        attrs[attr] = remembered
+        shared = relevant(remembered)
+        if shared is not None or attr in self.produced.attrs.get(info.id, ()):
+            self.produced.attrs.setdefault(info.id, {})[attr] = shared
+
+    def _self_attr(self, info: "_ClassInfo", attr: str):
+        """(known, kind) of ``self.<attr>`` here: set earlier in this method, by the class, or not."""
+        for scope in reversed(self.scopes):
+            if scope.node is not None and "self" in scope.kinds:
+                if scope.self_attrs is not None and attr in scope.self_attrs:
+                    return True, scope.self_attrs[attr]
+                break
+        if attr in info.attr_kinds:
+            return True, info.attr_kinds[attr]
+        return False, None
 
     def _scope_evidence(self) -> frozenset[str]:
         """Names the current function uses as tensors (computed once per function, on first need)."""
@@ -354,12 +501,33 @@ class Analyzer:
             # kept on the tree: a file walked again in a later round (same tree) does not rescan
             evidence = getattr(node, "_dynlint_evidence", None)
             if evidence is None:
-                body = getattr(node, "body", None)
-                evidence = _evidence.tensor_names(body, self.qualname) if body else frozenset()
+                aliases = self.aliases
+                if any(other.aliases for other in self.scopes):
+                    aliases = {**aliases}
+                    for other in self.scopes:
+                        aliases.update(other.aliases or {})
+                evidence = _evidence.tensor_names(self._body_text(node), aliases, self._is_local_name) \
+                    if node is not None else frozenset()
                 if node is not None:
                     node._dynlint_evidence = evidence
             scope.evidence = evidence
         return scope.evidence
+
+    def _body_text(self, node) -> str:
+        """The source of a function's body (without its docstring), or of a module's own statements."""
+        body = getattr(node, "body", None) or []
+        if isinstance(node, ast.Module):
+            spans = [(s.lineno, s.end_lineno) for s in body
+                     if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        else:
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]
+            spans = [(body[0].lineno, body[-1].end_lineno)] if body else []
+        lines = self.lines
+        return "\n".join("\n".join(lines[start - 1:end]) for start, end in spans)
+
+    def _is_local_name(self, name: str) -> bool:
+        return any(name in scope.kinds for scope in self.scopes)
 
     # ------------------------------------------------------------------ kinds
     def kind(self, node: ast.AST):
@@ -512,8 +680,9 @@ class Analyzer:
         value = node.value
         if isinstance(value, ast.Name) and value.id == "self" and self.classes and self._self_is_instance():
             info = self.classes[-1]
-            if attr in info.attr_kinds:
-                return info.attr_kinds[attr]
+            known, kind = self._self_attr(info, attr)
+            if known:
+                return kind
             return self.ask(("attr", info.id, attr)) if info.id else None
         qual = self.qualname(node)
         if qual is not None:  # torch.float32, np.pi, module attributes
@@ -720,16 +889,37 @@ class Analyzer:
 
     def _set_alias(self, local: str, qualified: str) -> None:
         qualified = _canonical(qualified)
-        self.aliases[local] = qualified
-        for scope in self.scopes:
+        scope = self.scope
+        if self.function_depth:  # an import inside a function binds the function's own name
+            if scope.aliases is None:
+                scope.aliases = {}
+            scope.aliases[local] = qualified
             scope.kinds.pop(local, None)
             scope.defs.pop(local, None)
-        if self.scope is self.module_scope:
+            return
+        self.aliases[local] = qualified
+        for other in self.scopes:
+            other.kinds.pop(local, None)
+            other.defs.pop(local, None)
+        if scope is self.module_scope:
             self.produced.aliases[local] = qualified
             if qualified == "torch":
                 self.torch_alias = local
 
     def visit_FunctionDef(self, node) -> None:
+        function_id, cls, flags = self._define(node)
+        if KERNEL in flags:
+            return  # a GPU/JIT kernel: not PyTorch code, nothing here is about tensors
+        if self.function_depth == 0:
+            # a module-level function or a method: its body is walked after the module's statements
+            self.deferred.append((function_id, node, cls, self.context, flags))
+            if cls is not None:
+                cls.deferred = True
+            return
+        self._walk_function(node, function_id, cls, flags)
+
+    def _define(self, node) -> tuple[str, "_ClassInfo | None", set[str]]:
+        """What the ``def`` statement itself does: decorators, defaults, the name bound."""
         self.visit_all(node.decorator_list)
         self._visit_defaults(node.args)
         if node.returns is not None:
@@ -749,12 +939,14 @@ class Analyzer:
         if parent is not None:  # a method's name lives in its class, invisible to the code around it
             self.bind_name_in_parent(node.name)
             parent.defs[node.name] = function_id
-        if KERNEL in flags:
-            return  # a GPU/JIT kernel: not PyTorch code, nothing here is about tensors
+        return function_id, cls, flags
+
+    def _walk_function(self, node, function_id: str, cls: "_ClassInfo | None", flags) -> None:
         scope = _Scope(node.name, function_id, node)
         scope.returns = []
         outer_depth, outer_context = self.control_depth, self.context
         self.scopes.append(scope)
+        self.function_depth += 1
         self._bind_parameters(node, scope, cls)
         self.control_depth = 0
         if DISABLED in flags:
@@ -763,6 +955,7 @@ class Analyzer:
             self._visit_block(node.body)
         finally:
             self.scopes.pop()
+            self.function_depth -= 1
             self.control_depth, self.context = outer_depth, outer_context
         if scope.returns and not scope.is_generator:
             kind, maybe = scope.returns[0]
@@ -994,7 +1187,7 @@ class Analyzer:
                 if flags:
                     is_module_class = is_module_class or bool(flags[0])
                     is_dataset = is_dataset or bool(flags[1])
-        info = _ClassInfo(node.name, class_id, is_module_class, is_dataset)
+        info = _ClassInfo(node.name, class_id, is_module_class, is_dataset, node)
         self.produced.classes[class_id] = (tuple(bases), is_module_class, is_dataset)
         self.local_classes[node.name] = info
         self.bind_name_in_parent(node.name)
@@ -1019,6 +1212,7 @@ class Analyzer:
             self.scopes.pop()
             self.classes.pop()
             self.control_depth = outer_depth
+        info.body_attrs = dict(info.attr_kinds)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -1084,9 +1278,7 @@ class Analyzer:
                 and isinstance(value.func.value, ast.Name) and value.func.value.id == "self"
                 and value.args and isinstance(value.args[0], ast.Constant) and isinstance(value.args[0].value, str)
                 and self.classes):
-            info = self.classes[-1]
-            info.attr_kinds[value.args[0].value] = TENSOR
-            self.produced.attrs.setdefault(info.id, {})[value.args[0].value] = TENSOR
+            self._set_self_attr(self.classes[-1], value.args[0].value, TENSOR)
         self.visit(value)
 
     def visit_Return(self, node: ast.Return) -> None:
@@ -1314,8 +1506,8 @@ class Analyzer:
             receiver = func.value
             if type(receiver) is ast.Name and receiver.id in ("self", "cls") and self.classes and self._self_is_instance():
                 info = self.classes[-1]
-                attr_kind = info.attr_kinds.get(func.attr)
-                if attr_kind is None and func.attr not in info.attr_kinds:
+                known, attr_kind = self._self_attr(info, func.attr)
+                if not known:
                     attr_kind = self.ask(("attr", info.id, func.attr))
                 owner = obj_class(attr_kind)
                 if owner is not None:
