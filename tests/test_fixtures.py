@@ -1,74 +1,56 @@
 """Annotated rule fixtures (semgrep style) run through the checker.
 
-In ``tests/fixtures/*.py`` a comment line ``# ruleid: DYN101`` says that the
-next code line (the next line that is neither blank nor a comment) must carry
-exactly one DYN101 finding; ``# ok: DYN101`` says it must carry none.  Several
-annotations may be stacked above one line.  A fixture named after a rule
-(``DYN101.py``) may have no *unannotated* finding of that rule anywhere, so an
-unexpected false positive fails the test.  ``no_torch_import.py`` must produce
-no DYN1xx-DYN3xx finding at all.  Fixtures are parsed, never executed.
+``tests/fixtures/*.py`` (one per rule) and ``tests/fixtures/inference/*.py``
+(one per theme of the project pass: parameters, call results, evidence,
+annotations, flow, patterns, judged false alarms, regions) carry annotations
+read by ``fixture_annotations`` (see there): ``# ruleid: CODE``, ``# ok: CODE``,
+``# todoruleid: CODE`` (expected one day, must not be reported today),
+``# todook: CODE`` (a false alarm still reported), ``# region: NAME``.  Every
+fixture is checked as a project of its own through the real pipeline
+(``dynlint.runner.iter_results``), with the default settings and with
+include-host.  A rule fixture (``DYN101.py``) may have no *unannotated* finding
+of its rule; an inference fixture no unannotated finding at all.
+``no_torch_import.py`` must produce no DYN1xx-DYN3xx finding at all.  Fixtures
+are parsed, never executed.
 """
 
 from __future__ import annotations
 
 import ast
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from dynlint.api import check_source
+from dynlint.checks import Scope, load_all
 from dynlint.codes import RULES
+from fixture_annotations import (
+    DEFAULT, INCLUDE_HOST, check, default_view, malformed, parse_annotations, run,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RULE_FIXTURES = sorted(p for p in FIXTURES.glob("DYN*.py") if p.stem in RULES)
 NO_TORCH_FIXTURE = FIXTURES / "no_torch_import.py"
+INFERENCE_FIXTURES = sorted((FIXTURES / "inference").glob("*.py"))
+INFERENCE_THEMES = {"parameters", "call_results", "evidence", "annotations", "flow", "patterns",
+                    "false_alarms", "regions"}
 MIN_ANNOTATIONS = 15
-
-_ANNOTATION_RE = re.compile(r"^\s*#\s*(?P<kind>ruleid|ok)\s*:\s*(?P<code>[A-Za-z]+[0-9]+)\s*$")
-
-
-@dataclass(frozen=True)
-class Annotation:
-    kind: str        # "ruleid" or "ok"
-    code: str
-    comment_line: int
-    target_line: int  # 1-based line the annotation is about
-
-
-def parse_annotations(text: str) -> list[Annotation]:
-    lines = text.splitlines()
-    annotations: list[Annotation] = []
-    pending: list[tuple[str, str, int]] = []
-    for number, line in enumerate(lines, start=1):
-        match = _ANNOTATION_RE.match(line)
-        if match:
-            pending.append((match.group("kind"), match.group("code").upper(), number))
-            continue
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        annotations.extend(Annotation(kind, code, at, number) for kind, code, at in pending)
-        pending = []
-    if pending:
-        raise AssertionError(f"annotations at the end of the file point at no code line: {pending}")
-    return annotations
-
-
-def findings_by_line(path: Path) -> dict[tuple[int, str], list]:
-    findings = check_source(path.read_text(encoding="utf-8"), str(path))
-    grouped: dict[tuple[int, str], list] = {}
-    for finding in findings:
-        grouped.setdefault((finding.line, finding.code), []).append(finding)
-    return grouped
 
 
 def _fixture_id(path: Path) -> str:
-    return path.name
+    return path.relative_to(FIXTURES).as_posix()
 
 
 ALL_FIXTURES = RULE_FIXTURES + [NO_TORCH_FIXTURE]
+_RESULTS: dict[Path, tuple[list, list]] = {}
+
+
+def results(path: Path) -> tuple[list, list]:
+    """(default findings, include-host findings) of one fixture checked as its own project."""
+    if path not in _RESULTS:
+        name = path.name
+        _RESULTS[path] = (run([path], path.parent, DEFAULT)[name], run([path], path.parent, INCLUDE_HOST)[name])
+    return _RESULTS[path]
 
 
 def test_every_rule_except_parse_error_has_a_fixture():
@@ -77,25 +59,24 @@ def test_every_rule_except_parse_error_has_a_fixture():
     assert NO_TORCH_FIXTURE.is_file()
 
 
-@pytest.mark.parametrize("path", ALL_FIXTURES, ids=_fixture_id)
+def test_every_inference_theme_has_a_fixture():
+    assert {p.stem for p in INFERENCE_FIXTURES} == INFERENCE_THEMES
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES + INFERENCE_FIXTURES, ids=_fixture_id)
 def test_fixture_is_valid_python_with_well_formed_annotations(path):
     text = path.read_text(encoding="utf-8")
     ast.parse(text, filename=str(path))
     annotations = parse_annotations(text)
     assert annotations, f"{path.name} has no annotations"
-    for ann in annotations:
-        assert ann.code in RULES, f"{path.name}:{ann.comment_line}: unknown code {ann.code}"
-    # the same line cannot be both expected and forbidden for one code
-    kinds = {}
-    for ann in annotations:
-        kinds.setdefault((ann.target_line, ann.code), set()).add(ann.kind)
-    conflicting = [key for key, value in kinds.items() if len(value) > 1]
-    assert not conflicting, f"{path.name}: lines annotated both ruleid and ok: {conflicting}"
+    assert not [a for a in annotations if a.alone], "alone-* annotations belong to fixture projects"
+    problems = malformed(annotations)
+    assert not problems, f"{path.name}: " + "\n".join(problems)
 
 
 @pytest.mark.parametrize("path", RULE_FIXTURES, ids=_fixture_id)
 def test_fixture_has_enough_cases_of_both_kinds(path):
-    annotations = [a for a in parse_annotations(path.read_text(encoding="utf-8")) if a.code == path.stem]
+    annotations = [a for a in parse_annotations(path.read_text(encoding="utf-8")) if a.value == path.stem]
     positives = [a for a in annotations if a.kind == "ruleid"]
     negatives = [a for a in annotations if a.kind == "ok"]
     assert len(annotations) >= MIN_ANNOTATIONS, f"{path.name}: only {len(annotations)} cases for {path.stem}"
@@ -104,33 +85,45 @@ def test_fixture_has_enough_cases_of_both_kinds(path):
     )
 
 
+@pytest.mark.parametrize("path", INFERENCE_FIXTURES, ids=_fixture_id)
+def test_inference_fixture_has_cases_of_both_kinds(path):
+    annotations = parse_annotations(path.read_text(encoding="utf-8"))
+    kinds = {a.kind for a in annotations}
+    assert {"ruleid", "ok", "region"} <= kinds, f"{path.name}: annotation kinds {sorted(kinds)}"
+    assert len([a for a in annotations if a.kind == "ruleid"]) >= 5
+    assert len([a for a in annotations if a.kind in ("ok", "todook")]) >= 5
+
+
 @pytest.mark.parametrize("path", ALL_FIXTURES, ids=_fixture_id)
 def test_fixture_annotations_hold(path):
-    text = path.read_text(encoding="utf-8")
-    source_lines = text.splitlines()
-    grouped = findings_by_line(path)
-    problems = []
-    for ann in parse_annotations(text):
-        found = grouped.get((ann.target_line, ann.code), [])
-        where = f"{path.name}:{ann.target_line}: {source_lines[ann.target_line - 1].strip()}"
-        if ann.kind == "ruleid" and len(found) != 1:
-            problems.append(f"expected exactly one {ann.code}, got {len(found)}  ({where})")
-        if ann.kind == "ok" and found:
-            problems.append(f"unexpected {ann.code}: {found[0].message}  ({where})")
+    default, with_host = results(path)
+    strict = frozenset({path.stem}) if path in RULE_FIXTURES else frozenset()
+    problems = check(path.name, path.read_text(encoding="utf-8"), default, with_host,
+                     strict_codes=strict, strict_with_host=False)
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("path", RULE_FIXTURES, ids=_fixture_id)
-def test_no_unannotated_findings_of_the_fixture_rule(path):
-    text = path.read_text(encoding="utf-8")
-    source_lines = text.splitlines()
-    expected_lines = {a.target_line for a in parse_annotations(text) if a.kind == "ruleid" and a.code == path.stem}
-    unexpected = [
-        f"{path.name}:{f.line}:{f.col}: {f.code} {f.message}  ({source_lines[f.line - 1].strip()})"
-        for f in check_source(text, str(path))
-        if f.code == path.stem and f.line not in expected_lines
-    ]
-    assert not unexpected, "false positives:\n" + "\n".join(unexpected)
+@pytest.mark.parametrize("path", INFERENCE_FIXTURES, ids=_fixture_id)
+def test_inference_fixture_annotations_hold(path):
+    """Every annotation holds and every finding (include-host ones too) is annotated."""
+    default, with_host = results(path)
+    problems = check(path.name, path.read_text(encoding="utf-8"), default, with_host)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES + INFERENCE_FIXTURES, ids=_fixture_id)
+def test_the_default_report_is_the_include_host_report_without_host_device_findings(path):
+    default, with_host = results(path)
+    assert [f.sort_key() for f in default] == [f.sort_key() for f in default_view(with_host)]
+    assert {f.region for f in with_host} <= {"compiled", "training", "host", "unknown"}
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES + INFERENCE_FIXTURES, ids=_fixture_id)
+def test_compiled_scope_rules_report_only_in_the_compiled_region(path):
+    compiled_only = {code for code, rule in load_all().items() if rule.scope is Scope.COMPILED}
+    _, with_host = results(path)
+    outside = [(f.line, f.code, f.region) for f in with_host if f.code in compiled_only and f.region != "compiled"]
+    assert not outside
 
 
 def test_file_without_torch_import_gets_no_tensor_findings():
