@@ -24,6 +24,7 @@ import pytest
 from dynlint.api import check_source
 from dynlint.checks import Scope, load_all
 from dynlint.codes import RULES
+from dynlint.diagnostics import Finding
 from fixture_annotations import (
     DEFAULT, INCLUDE_HOST, check, default_view, malformed, parse_annotations, run,
 )
@@ -114,7 +115,10 @@ def test_inference_fixture_annotations_hold(path):
 @pytest.mark.parametrize("path", ALL_FIXTURES + INFERENCE_FIXTURES, ids=_fixture_id)
 def test_the_default_report_is_the_include_host_report_without_host_device_findings(path):
     default, with_host = results(path)
-    assert [f.sort_key() for f in default] == [f.sort_key() for f in default_view(with_host)]
+    def key(f):
+        return f.sort_key(), f.message, f.region
+
+    assert [key(f) for f in default] == [key(f) for f in default_view(with_host)]
     assert {f.region for f in with_host} <= {"compiled", "training", "host", "unknown"}
 
 
@@ -124,6 +128,75 @@ def test_compiled_scope_rules_report_only_in_the_compiled_region(path):
     _, with_host = results(path)
     outside = [(f.line, f.code, f.region) for f in with_host if f.code in compiled_only and f.region != "compiled"]
     assert not outside
+
+
+# -- the harness itself: every annotation kind can fail --
+
+_HARNESS_SOURCE = """import torch
+# ruleid: DYN301
+a = 1
+# ok: DYN301
+b = 2
+# todoruleid: DYN301
+c = 3
+# todook: DYN202
+d = 4
+# region: host
+# ruleid: DYN102
+e = 5
+# todoregion: host
+# ruleid: DYN103
+f = 6
+# ruleid: DYN101
+# ruleid: DYN101
+g = 7
+"""
+
+
+def _finding(code, line, region="compiled"):
+    return Finding(code, "m", line, 0, line, 1, region=region)
+
+
+def _harness_findings():
+    """Findings that satisfy every annotation of _HARNESS_SOURCE: (default, include-host)."""
+    host = [_finding("DYN301", 3), _finding("DYN202", 9), _finding("DYN102", 12, "host"),
+            _finding("DYN103", 15, "compiled"), _finding("DYN101", 18), _finding("DYN101", 18)]
+    return [f for f in host if f.region != "host"], host
+
+
+def test_harness_accepts_findings_matching_the_annotations():
+    default, with_host = _harness_findings()
+    assert check("h.py", _HARNESS_SOURCE, default, with_host) == []
+    assert not malformed(parse_annotations(_HARNESS_SOURCE))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d, h: (d[1:], h[1:]), "expected exactly one DYN301, got 0"),
+    (lambda d, h: (d + [_finding("DYN301", 5)], h + [_finding("DYN301", 5)]), "unexpected DYN301"),
+    (lambda d, h: (d + [_finding("DYN301", 7)], h + [_finding("DYN301", 7)]), "promote `todoruleid` to `ruleid`"),
+    (lambda d, h: ([f for f in d if f.line != 9], [f for f in h if f.line != 9]), "promote `todook` to `ok`"),
+    (lambda d, h: (d, [_finding("DYN102", 12, "unknown") if f.line == 12 else f for f in h]),
+     "expected region host"),
+    (lambda d, h: (d + [_finding("DYN102", 12, "host")], h), "shown without include-host"),
+    (lambda d, h: (d, [_finding("DYN103", 15, "host") if f.line == 15 else f for f in h]),
+     "promote `todoregion` to `region`"),
+    (lambda d, h: (d[:-1], h[:-1]), "expected 2 DYN101, got 1"),
+    (lambda d, h: (d, h + [_finding("DYN203", 3, "host")]), "unannotated DYN203"),
+])
+def test_harness_reports_every_kind_of_mismatch(change, message):
+    default, with_host = change(*_harness_findings())
+    problems = check("h.py", _HARNESS_SOURCE, default, with_host)
+    assert any(message in p for p in problems), problems
+
+
+def test_harness_rejects_malformed_annotations():
+    text = "# ruleid: DYN999\n# region: gpu\n# ok: DYN301\n# ruleid: DYN301\nx = 1\n"
+    problems = malformed(parse_annotations(text))
+    assert any("unknown code DYN999" in p for p in problems)
+    assert any("unknown region gpu" in p for p in problems)
+    assert any("conflicting" in p for p in problems)
+    with pytest.raises(AssertionError, match="point at no code line"):
+        parse_annotations("x = 1\n# ruleid: DYN301\n")
 
 
 def test_file_without_torch_import_gets_no_tensor_findings():
