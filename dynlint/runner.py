@@ -219,7 +219,7 @@ def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enab
         if index in parsed:
             continue
         content = sources.get(index)
-        if content is None and (cache is not None or jobs == 1 or count < 2):
+        if content is None:  # read here: the import levels need every file's text
             content = _read(unit.path)
         if content is not None:
             data[index] = content
@@ -230,7 +230,7 @@ def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enab
         else:
             sizes[index] = _size(unit.path)
     in_process = jobs == 1 or count < 2 or sum(sizes.values()) < IN_PROCESS_MAX_BYTES
-    keep_trees = in_process and sum(sizes.values()) <= KEEP_TREES_MAX_BYTES
+    keep_trees = sum(sizes.values()) <= KEEP_TREES_MAX_BYTES
     trees: dict[int, tuple | None] = dict(parsed)
 
     def walk(indices: list[int], table: ProjectFacts, first: bool) -> None:
@@ -245,14 +245,23 @@ def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enab
                 misses.append(index)
         if not misses:
             return
-        if in_process or len(misses) < 2:
+        # files walked here before (their walker kept) walk only their changed functions, here;
+        # a pool pays off only for a batch of fresh walks big enough to cover starting it
+        # (later rounds walk here too: few functions change, and a worker would parse the file again,
+        # solve the table again and send everything back)
+        fresh = [i for i in misses if outcomes[i] is None or outcomes[i].walker is None]
+        if in_process or not first or len(fresh) < 2 or sum(sizes.get(i, 0) for i in fresh) < IN_PROCESS_MAX_BYTES:
             for index in misses:
                 outcomes[index] = _walk_here(index, units[index], settings, table, roots, data, trees,
                                              keep_trees, enabled, noqa, outcomes[index])
                 if first and progress is not None:
                     progress.advance()
         else:
-            for index, outcome in _pooled(misses, units, sizes, settings, table, roots, min(jobs, len(misses))):
+            for index in misses:
+                if index not in fresh:
+                    outcomes[index] = _walk_here(index, units[index], settings, table, roots, data, trees,
+                                                 keep_trees, enabled, noqa, outcomes[index])
+            for index, outcome in _pooled(fresh, units, sizes, settings, table, roots, min(jobs, len(fresh))):
                 outcomes[index] = outcome
                 if first and progress is not None:
                     progress.advance()
@@ -266,7 +275,8 @@ def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enab
     table = _with_base(EMPTY, base_table, units) if base_table is not None else EMPTY
     for level in _import_levels(units, data, trees):
         walk(level, table, first=True)
-        table = _solve(outcomes, units, base_table)
+        table = _solve(outcomes, units, base_table, callers=False)
+    table = _solve(outcomes, units, base_table)
     # Then again, while what a walk asked of the table gets other answers (mostly: what callers pass).
     for _ in range(MAX_ROUNDS):
         pending = [i for i, outcome in enumerate(outcomes)
@@ -321,9 +331,10 @@ def _walk_here(index, unit, settings, table, roots, data, trees, keep_trees, ena
     return analyze_one(unit, settings, table, roots, data=data.get(index), enabled=enabled, noqa=noqa)
 
 
-def _solve(outcomes: list[Outcome | None], units: list[Unit], base_table: ProjectFacts | None) -> ProjectFacts:
+def _solve(outcomes: list[Outcome | None], units: list[Unit], base_table: ProjectFacts | None, *,
+           callers: bool = True) -> ProjectFacts:
     files = [outcome.facts for outcome in outcomes if outcome is not None and outcome.facts is not None]
-    table = ProjectFacts(files)
+    table = ProjectFacts(files, callers=callers)
     table.module_of.update({unit.relpath: unit.module for unit in units})
     if base_table is not None:
         table = _with_base(table, base_table, units)
@@ -333,7 +344,8 @@ def _solve(outcomes: list[Outcome | None], units: list[Unit], base_table: Projec
 def _with_base(table: ProjectFacts, base: ProjectFacts, units: list[Unit]) -> ProjectFacts:
     """The run's facts, with the base project's facts for every module not in the run."""
     walked = {unit.module for unit in units} | {facts.module for facts in table.files}
-    merged = ProjectFacts(list(table.files) + [facts for facts in base.files if facts.module not in walked])
+    merged = ProjectFacts(list(table.files) + [facts for facts in base.files if facts.module not in walked],
+                          callers=table.callers)
     merged.module_of.update(base.module_of)
     merged.module_of.update(table.module_of)
     return merged

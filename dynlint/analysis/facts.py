@@ -132,7 +132,10 @@ def join_contributions(contributions) -> tuple | None:
 class ProjectFacts:
     """All files' facts, solved; ``answer(key)`` is the only question a walk asks."""
 
-    def __init__(self, files=()):
+    def __init__(self, files=(), *, callers: bool = True):
+        """``callers=False``: a table that does not yet join what callers pass (the first,
+        bottom-up pass over the import levels, where callers are mostly still to come)."""
+        self.callers = callers
         self.functions: dict[str, FunctionRecord] = {}
         self.classes: dict[str, tuple] = {}
         self.returns: dict[str, tuple] = {}
@@ -159,6 +162,9 @@ class ProjectFacts:
         self._resolved: dict[str, str | None] = {}
         self._flags: dict[str, tuple] = {}
         self._params_solved: dict[tuple[str, str], tuple] | None = None
+        self._answers: dict[tuple, object] = {}
+        self._mro: dict[str, list[str]] = {}
+        self._callees: dict[tuple, tuple] = {}
 
     def modules(self) -> list[str]:
         return [facts.module for facts in self.files]
@@ -176,6 +182,13 @@ class ProjectFacts:
         * ``("base", qualname)``: ``(is_module, is_dataset)`` of a project base class;
         * ``("attr", class, name)``: the kind of ``self.<name>`` in that class or its bases.
         """
+        answers = self._answers
+        if key in answers:
+            return answers[key]
+        value = answers[key] = self._answer(key)
+        return value
+
+    def _answer(self, key: tuple):
         kind = key[0]
         if kind == "call":
             target = self.resolve(key[1])
@@ -192,6 +205,8 @@ class ProjectFacts:
             target = self.method(key[1], "forward") or self.method(key[1], "__call__")
             return self.returns.get(target) if target else None
         if kind == "param":
+            if not self.callers:
+                return None
             if self._params_solved is None:
                 self._params_solved = self._solve_params()
             return self._params_solved.get((key[1], key[2]))
@@ -255,6 +270,12 @@ class ProjectFacts:
 
     def mro(self, class_id: str) -> list[str]:
         """The class and its project bases, depth-first, left to right (close enough to C3 here)."""
+        cached = self._mro.get(class_id)
+        if cached is None:
+            cached = self._mro[class_id] = self._compute_mro(class_id)
+        return cached
+
+    def _compute_mro(self, class_id: str) -> list[str]:
         order: list[str] = []
         pending = [class_id]
         while pending and len(order) < 64:
@@ -284,6 +305,12 @@ class ProjectFacts:
     def callee(self, ref: tuple) -> tuple[str | None, bool]:
         """(function id, bound) for a callee reference; bound: the first parameter is the
         receiver, not an argument."""
+        cached = self._callees.get(ref)
+        if cached is None:
+            cached = self._callees[ref] = self._callee(ref)
+        return cached
+
+    def _callee(self, ref: tuple) -> tuple[str | None, bool]:
         tag = ref[0]
         if tag == "q":
             target = self.resolve(ref[1])

@@ -130,6 +130,7 @@ class Analyzer:
         self.seen: set[tuple[str, int, int]] = set()
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
         self._kind_cache: dict[int, object] = {}
+        self._qual_cache: dict[int, str | None] = {}  # per node: names bound later do not change it
         self._maybe_calls: set[int] = set()     # id() of calls whose result is only maybe what kind() says
         self.stamp = 0                          # counts bindings, to tell which came later
         self.function_depth = 0                 # >0 while walking a function body
@@ -164,6 +165,7 @@ class Analyzer:
         takes its class's other methods along."""
         self.table = table
         self._kind_cache.clear()
+        self._qual_cache.clear()
         self._maybe_calls.clear()
         self.silenced_syncs.clear()
         todo = set(unit_keys)
@@ -179,6 +181,7 @@ class Analyzer:
 
     def _finish_walk(self) -> FileAnalysis:
         self._kind_cache.clear()  # per walk: a kept walker should not hold them between rounds
+        self._qual_cache.clear()
         self._maybe_calls.clear()
         self.silenced_syncs.clear()
         analysis = self._analysis()
@@ -364,6 +367,14 @@ class Analyzer:
     def qualname(self, node: ast.AST) -> str | None:
         """Fully qualified name of a Name/Attribute chain rooted at an import or a definition
         of this project, else None."""
+        key = id(node)
+        cache = self._qual_cache
+        if key in cache:
+            return cache[key]
+        result = cache[key] = self._qualname(node)
+        return result
+
+    def _qualname(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name):
             name = node.id
             for scope in reversed(self.scopes):

@@ -91,9 +91,9 @@ REGISTRY: dict[str, Rule] = {}
 def rule(code: str, name: str, summary: str, *, scope: Scope, fix: Callable | None = None) -> Rule:
     if code in REGISTRY:
         raise ValueError(f"rule {code} declared twice")
-    import inspect
+    import sys
 
-    caller = inspect.stack()[1].frame.f_globals.get("__name__", "")
+    caller = sys._getframe(1).f_globals.get("__name__", "")
     REGISTRY[code] = declared = Rule(code, name, summary, scope, fix, caller)
     return declared
 
