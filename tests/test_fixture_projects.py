@@ -113,3 +113,35 @@ def test_the_cli_on_the_project_directory_reports_the_same(project, tmp_path):
     expected = sorted((relpath, f.line, f.code, f.region) for relpath, findings in with_host.items()
                       for f in findings)
     assert reported == expected
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=_ids)
+def test_flake8_reads_a_file_alone_until_a_check_left_the_project_facts_in_the_cache(project, tmp_path):
+    """The README's flake8 difference: without a cache, each file is its own project (the
+    ``alone`` reading); after ``dynlint check`` saved the project's facts, flake8 reports
+    what the whole-project check reports."""
+    import re
+    import shutil
+
+    copy = tmp_path / project.name
+    shutil.copytree(project, copy)
+    (copy / "pyproject.toml").write_text("[tool.dynlint]\n")
+    line_re = re.compile(r"^\./(?P<path>[^:]+):(?P<line>\d+):\d+: (?P<code>DYN\d+) ")
+
+    def flake8() -> list[tuple]:
+        proc = subprocess.run([sys.executable, "-m", "flake8", "--select", "DYN", "-j", "1", "."], cwd=copy,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode in (0, 1), proc.stderr
+        return sorted((m["path"], int(m["line"]), m["code"]) for m in map(line_re.match, proc.stdout.splitlines()))
+
+    files = project_files(project)
+    alone_default = sorted((path.relative_to(project).as_posix(), f.line, f.code)
+                           for path in files for f in alone(project, path)[0])
+    whole_default = sorted((relpath, f.line, f.code) for relpath, findings in whole(project)[0].items()
+                           for f in findings)
+    assert alone_default != whole_default  # the fixture shows a difference
+    assert flake8() == alone_default
+    proc = subprocess.run([sys.executable, "-m", "dynlint", "check", "-q", "."], cwd=copy, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert flake8() == whole_default
