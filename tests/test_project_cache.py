@@ -198,10 +198,6 @@ def test_two_jobs_with_a_cache_give_the_one_job_output_on_a_multi_file_project(c
         assert (cached.returncode, cached.stdout, cached.stderr) == (one.returncode, one.stdout, one.stderr)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runner.check_units reads no file before walking when jobs > 1 and there is no cache, so "
-    "_import_levels sees no imports: one level, then MAX_ROUNDS (6) rounds carry return kinds only "
-    "6 modules up the chain (m1-m6 reported with -j 2 --no-cache, m1-m35 with -j 1)"))
 def test_one_and_two_jobs_give_identical_output_on_a_multi_file_project(chain):
     root, one = chain
     two = dynlint("check", "--output-format", "json", "--no-cache", "-j", "2", cwd=root)
