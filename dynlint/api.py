@@ -183,7 +183,7 @@ def parse_for_reuse(source: str | bytes, filename: str):
 def finish(outcome: Outcome, path: str, relpath: str, settings: Settings, regions: dict[str, str]) -> FileResult:
     """The reported result: each finding labelled with its region, device hazards in host-only
     code (and in files that never import torch) dropped unless ``include_host``, sorted."""
-    from dynlint.analysis.regions import COMPILED, HOST_REGION, region_of
+    from dynlint.analysis.regions import COMPILED, HOST_REGION, TRAINING, region_of
     from dynlint.checks import Scope, load_all
 
     rules = load_all()
@@ -192,14 +192,20 @@ def finish(outcome: Outcome, path: str, relpath: str, settings: Settings, region
     for finding, (function_id, context) in zip(outcome.findings, places):
         rule = rules.get(finding.code)
         region = region_of(function_id, context, regions) if function_id else ""
+        # a file that never imports torch has device hazards only where torch code of the project
+        # reaches it (a helper module its model calls with tensors)
+        torch_code = outcome.imports_torch or region in (COMPILED, TRAINING)
         if rule is not None and rule.scope == Scope.DEVICE:
-            if not outcome.imports_torch:
+            if not torch_code:
                 continue
             if region == HOST_REGION and not settings.include_host:
                 continue
         elif rule is not None and rule.scope == Scope.COMPILED:
-            if not outcome.imports_torch or region != COMPILED:
+            if not torch_code or region != COMPILED:
                 continue  # harmless unless torch.compile traces it
+        elif rule is not None and rule.scope == Scope.STEP:
+            if not torch_code or region not in (COMPILED, TRAINING):
+                continue  # specializes only where a step is traced
         object.__setattr__(finding, "region", region)
         object.__setattr__(finding, "filename", path)
         kept.append(finding)

@@ -388,3 +388,11 @@ INPLACE_SHAPE_ATTRIBUTES = frozenset({"data"})
 #: turned into a Python number are data-dependent operators (measured: np.random.rand(1).item(),
 #: np.random.choice, float(np.zeros(3).sum()) each break the graph)
 NUMPY_RANDOM_PREFIX = "numpy.random."
+
+#: names of values that hold a model (``model(x)``, ``self.unet(...)``, ``net.forward(x)``): code calling
+#: them from outside a forward drives the model (a pipeline, a predictor, an evaluation loop)
+MODEL_NAMES = frozenset((
+    "model model_ ema_model teacher student net network module backbone detector classifier unet "
+    "transformer text_encoder vae encoder decoder generator discriminator"
+).split())
+MODEL_ENTRY_METHODS = frozenset({"forward", "generate", "predict", "encode", "decode", "__call__"})

@@ -50,8 +50,9 @@ KEEP_TREES_MAX_BYTES = 48_000_000
 # Batches per worker: enough to balance the tail, few enough to amortise the per-batch round trip.
 BATCHES_PER_WORKER = 8
 MAX_BATCH_FILES = 64
-# Rounds of the project pass: chains of helpers passing a tensor along need one round per link.
-MAX_ROUNDS = 6
+# Rounds of the project pass: chains of helpers passing a tensor along need one round per link
+# (rounds stop as soon as no answer changes; real projects settle in 2-4).
+MAX_ROUNDS = 12
 
 
 def default_jobs() -> int:

@@ -22,13 +22,16 @@ def test_every_rule_is_declared_by_its_own_unit():
 
 
 def test_device_rules_are_the_dynamic_shape_rules():
-    # hazards to the compiled graph are DEVICE-scoped (hidden in host-only code) or, when they cost
-    # nothing outside torch.compile, COMPILED-scoped; the input pipeline and compile settings are
-    # reported wherever they are
+    # hazards to the compiled graph are DEVICE-scoped (hidden in host-only code), COMPILED-scoped when
+    # they cost nothing outside torch.compile, STEP-scoped when they matter only where a step is traced;
+    # the input pipeline and compile settings are reported wherever they are
     registry = checks.load_all()
-    device = {code for code, r in registry.items() if r.scope in (checks.Scope.DEVICE, checks.Scope.COMPILED)}
+    device = {code for code, r in registry.items()
+              if r.scope in (checks.Scope.DEVICE, checks.Scope.COMPILED, checks.Scope.STEP)}
     assert device == {c for c in registry if c[3] in "123"}
     assert {code for code, r in registry.items() if r.scope == checks.Scope.COMPILED} == {"DYN303"}
+    # size specialization costs compiles only where a step is traced
+    assert {code for code, r in registry.items() if r.scope == checks.Scope.STEP} == {"DYN201", "DYN203"}
 
 
 def test_rules_with_fixes_are_the_documented_fixable_ones():

@@ -28,8 +28,11 @@ _NOT_AFTER = r"(?<![\w.])"   # a name, not an attribute of something else
 _MEMBER_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*({_NAME})(\s*\(|\s*=(?!=))?")
 _CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*(?:,\s*({_NAME})\s*)?[,)]")
 _COMMENT_RE = re.compile(r"#[^\n'\"]*$", re.M)
+# torch.cat([a, b]) / torch.stack((a, b), dim=0): the elements
+_SEQUENCE_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*[\[(]([^\[\]()]*)[\])]")
 _TORCH_FUNCTION_NAMESPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
 _NOT_NAMES = frozenset({"self", "cls", "None", "True", "False"})
+_IDENTIFIER_RE = re.compile(_NAME)
 
 
 def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> frozenset[str]:
@@ -46,6 +49,10 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
                 found.add(name)
         elif member in attributes:
             found.add(name)
+    if "[" in text or "((" in text:
+        for callee, elements in _SEQUENCE_CALL_RE.findall(text):
+            if _qualify(callee, aliases, is_local) in ops.TENSOR_SEQUENCE_FUNCTIONS:
+                found.update(e.strip() for e in elements.split(",") if _IDENTIFIER_RE.fullmatch(e.strip()))
     for callee, first, second in _CALL_RE.findall(text):
         qual = _qualify(callee, aliases, is_local)
         if qual is None or not _takes_tensor_first(qual):

@@ -46,6 +46,7 @@ HOST = "host"             # under a guard that only runs eagerly (not is_compili
 ROOT_COMPILED = "compiled"
 ROOT_TRAIN = "train"
 ROOT_HOST = "host"
+ROOT_DRIVER = "driver"    # runs a model from outside its forward: host unless compiled/training code reaches it
 
 
 @dataclass
@@ -164,6 +165,7 @@ class ProjectFacts:
         self._params_solved: dict[tuple[str, str], tuple] | None = None
         self._answers: dict[tuple, object] = {}
         self._mro: dict[str, list[str]] = {}
+        self._children: dict[str, list[str]] | None = None
         self._callees: dict[tuple, tuple] = {}
 
     def modules(self) -> list[str]:
@@ -286,6 +288,28 @@ class ProjectFacts:
             bases = [self.resolve(b) for b in self.classes[current][0]]
             pending[:0] = [b for b in bases if b is not None]
         return order
+
+    def overrides(self, class_id: str, name: str) -> list[str]:
+        """``name`` as defined by the project's subclasses of ``class_id`` (``self.m()`` in a base
+        class runs a subclass's ``m`` when self is one)."""
+        if self._children is None:
+            self._children = {}
+            for child in self.classes:
+                for base in self.classes[child][0]:
+                    parent = self.resolve(base)
+                    if parent is not None and parent != child:
+                        self._children.setdefault(parent, []).append(child)
+        found, pending, seen = [], list(self._children.get(class_id, ())), set()
+        while pending:
+            child = pending.pop()
+            if child in seen:
+                continue
+            seen.add(child)
+            candidate = f"{child}.{name}"
+            if candidate in self.functions:
+                found.append(candidate)
+            pending.extend(self._children.get(child, ()))
+        return sorted(found)
 
     def method(self, class_id: str, name: str) -> str | None:
         for owner in self.mro(class_id):

@@ -133,7 +133,9 @@ def combine_binop(left, right, op: ast.operator):
 
 
 def iteration_kind(kind):
-    """Kind of the loop variable of ``for v in <kind>``."""
+    """Kind of the loop variable of ``for v in <kind>`` (a dict yields its keys)."""
+    if type(kind) is tuple and kind[0] == DICT:
+        return None
     return element_kind(kind)
 
 

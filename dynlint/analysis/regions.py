@@ -7,11 +7,14 @@
   ``backward()`` or steps an optimizer, what it calls (a host sync there stalls
   Gaudi/XLA lazy mode each step), and framework step methods
   (``training_step``/``validation_step``...);
-* ``host`` — only ever runs on the host: Dataset ``__getitem__``/``__iter__``,
+* ``host`` — only ever runs on the host, eagerly: Dataset ``__getitem__``/``__iter__``,
   ``collate_fn``/``worker_init_fn`` callbacks, ``nn.Module`` construction
   (``__init__``, weight initialisation), ``@torch.compiler.disable``
   functions, GPU kernels, code under ``if not torch.compiler.is_compiling():``
-  and the like, and anything reachable only from them;
+  and the like, code that runs a model from outside its forward (inference
+  pipelines, predictors, evaluation loops: a call of an ``nn.Module`` instance,
+  or of a value named ``model``/``net``/``unet``...), and anything reachable
+  only from them;
 * ``unknown`` — nothing in this run reaches it (a library checked alone).
 
 A function reachable from several kinds of roots takes the first region of that
@@ -24,7 +27,7 @@ from __future__ import annotations
 from collections import deque
 
 from dynlint import ops
-from dynlint.analysis.facts import HOST, ROOT_COMPILED, ROOT_HOST, ROOT_TRAIN, TRAIN, ProjectFacts
+from dynlint.analysis.facts import HOST, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TRAIN, TRAIN, ProjectFacts
 
 COMPILED = "compiled"
 TRAINING = "training"
@@ -49,19 +52,17 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
     host: set[str] = set()
     for facts in table.files:
         for caller, ref, _args, _keywords, _star, context in facts.calls:
-            target, _ = table.callee(ref)
-            if target is None:
-                continue
-            edges.setdefault(caller, []).append((target, context))
-            if context == TRAIN:
-                training.add(target)
+            for target in _targets(table, ref):
+                edges.setdefault(caller, []).append((target, context))
+                if context == TRAIN:
+                    training.add(target)
         for root, ref in facts.roots:
             target, _ = table.callee(ref) if ref[0] != "q" or ref[1] not in table.classes else (None, False)
             if target is None and ref[0] == "q" and ref[1] in table.functions:
                 target = ref[1]
             if target is None:
                 continue
-            {ROOT_COMPILED: compiled, ROOT_TRAIN: training, ROOT_HOST: host}[root].add(target)
+            {ROOT_COMPILED: compiled, ROOT_TRAIN: training, ROOT_HOST: host, ROOT_DRIVER: host}[root].add(target)
     disabled: set[str] = set()
     for function_id, record in table.functions.items():
         flags = record[5]
@@ -93,6 +94,20 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     regions[target] = region
                     pending.append(target)
     return regions
+
+
+def _targets(table: ProjectFacts, ref: tuple) -> list[str]:
+    """What a call may run: the function it resolves to and, for a method called on an
+    instance, the overrides in the project's subclasses (the instance may be one)."""
+    target, _ = table.callee(ref)
+    targets = [target] if target is not None else []
+    if ref[0] in ("m", "mod"):
+        owner = table.resolve(ref[1])
+        if owner is not None:
+            names = (ref[2],) if ref[0] == "m" else ("forward", "__call__")
+            for name in names:
+                targets.extend(t for t in table.overrides(owner, name) if t not in targets)
+    return targets
 
 
 def region_of(function_id: str, context: str | None, regions: dict[str, str]) -> str:

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from dynlint import checks, ops
 from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
-    CALL, COMPILED, DISABLED, EMPTY, HOST, KERNEL, ROOT_COMPILED, ROOT_HOST, ROOT_TRAIN, TRAIN,
+    CALL, COMPILED, DISABLED, EMPTY, HOST, KERNEL, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TRAIN, TRAIN,
     Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call,
 )
 from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
     DATA, DATA_DERIVED, DICT, MASK, MODULE, NDARRAY, NOT_TENSOR, OBJ, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH,
     TUPLE, combine_binop as _combine_binop, element_kind, is_module, is_not_tensor, item_kind, join, obj_class,
-    relevant, unpacked_kinds,
+    iteration_kind, relevant, unpacked_kinds,
 )
 from dynlint.analysis.modules import resolve_relative
 from dynlint.analysis.syntax import has_keyword, only_exits
@@ -131,6 +131,7 @@ class Analyzer:
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
         self._kind_cache: dict[int, object] = {}
         self._qual_cache: dict[int, str | None] = {}  # per node: names bound later do not change it
+        self._temporaries: list = []            # trees parsed from strings during a walk (see _qual_cache)
         self._maybe_calls: set[int] = set()     # id() of calls whose result is only maybe what kind() says
         self.stamp = 0                          # counts bindings, to tell which came later
         self.function_depth = 0                 # >0 while walking a function body
@@ -139,6 +140,7 @@ class Analyzer:
         self.deferred: list[tuple] = []
         self.units: dict = {}                   # unit key -> (findings, places, facts, answers)
         self._init_of: _ClassInfo | None = None  # the class whose __init__ is being walked
+        self._drivers: set[str] = set()         # functions already noted as running a model
         self._rebinding = rebinding.Cache()     # what may rebind or reshape, for binding()
 
     # ------------------------------------------------------------------ driver
@@ -166,6 +168,7 @@ class Analyzer:
         self.table = table
         self._kind_cache.clear()
         self._qual_cache.clear()
+        self._temporaries.clear()
         self._maybe_calls.clear()
         self.silenced_syncs.clear()
         todo = set(unit_keys)
@@ -182,6 +185,7 @@ class Analyzer:
     def _finish_walk(self) -> FileAnalysis:
         self._kind_cache.clear()  # per walk: a kept walker should not hold them between rounds
         self._qual_cache.clear()
+        self._temporaries.clear()
         self._maybe_calls.clear()
         self.silenced_syncs.clear()
         analysis = self._analysis()
@@ -533,7 +537,7 @@ class Analyzer:
         else:
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 body = body[1:]
-            spans = [(body[0].lineno, body[-1].end_lineno)] if body else []
+            spans = _spans_without_nested_scopes(body)
         lines = self.lines
         return "\n".join("\n".join(lines[start - 1:end]) for start, end in spans)
 
@@ -765,8 +769,14 @@ class Analyzer:
                 return None
             if receiver == SIZE:
                 return SIZE if method in ("numel", "index", "count") else None
-            if type(receiver) is tuple and receiver[0] == DICT and method in ("get", "pop"):
-                return receiver[1]
+            if type(receiver) is tuple and receiver[0] == DICT:
+                if method in ("get", "pop"):
+                    return receiver[1]
+                if method == "values":
+                    return (SEQ, receiver[1])
+                if method == "items":
+                    return (SEQ, (TUPLE, None, receiver[1]))
+                return None
             if receiver is None and method in ops.SIZE_METHODS and node.args:
                 return SIZE  # x.size(0) on an unknown receiver: size() with an argument is tensor-specific
             if receiver is None and method in ops.TENSOR_ONLY_METHODS:
@@ -1092,6 +1102,7 @@ class Analyzer:
                 return None
             try:
                 signature = ast.parse(comment, mode="func_type")
+                self._temporaries.append(signature)  # its nodes' ids key the caches: keep it alive
             except (SyntaxError, ValueError, RecursionError):
                 return None
             return signature.argtypes if len(signature.argtypes) == count else None
@@ -1110,6 +1121,7 @@ class Analyzer:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
                 annotation = ast.parse(annotation.value, mode="eval").body
+                self._temporaries.append(annotation)  # its nodes' ids key the caches: keep it alive
             except (SyntaxError, ValueError, RecursionError):
                 return None
         if isinstance(annotation, ast.Constant) and annotation.value is None:
@@ -1245,6 +1257,11 @@ class Analyzer:
         self.visit_target(node.target)
         if node.value is not None or isinstance(node.target, ast.Name):
             self.bind(node.target, kind, node.value, maybe=maybe)
+        if self.classes and self.function_depth == 0 and isinstance(node.target, ast.Name) \
+                and self.scope.id == self.classes[-1].id and kind is not None:
+            # a dataclass-style field (`loss: Optional[torch.FloatTensor] = None`, ModelOutput): what
+            # instances hold
+            self._set_self_attr(self.classes[-1], node.target.id, kind)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
@@ -1366,7 +1383,9 @@ class Analyzer:
         self.visit(node.iter)
         self.check_loop_iterable(node.iter)
         self.bind(node.target, _iteration_kind(self.kind(node.iter)), maybe=self.uncertain(node.iter))
-        self.visit_all(node.ifs)
+        for condition in node.ifs:  # `[t for t in ts if t.sum() > 0]` branches per element
+            self.check_branch_test(condition, None)
+            self.visit(condition)
 
     def _visit_comprehension_expr(self, node) -> None:
         for generator in node.generators:
@@ -1384,10 +1403,16 @@ class Analyzer:
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension_expr
 
     def visit_If(self, node) -> None:
-        self.check_branch_test(node.test, node.body)
-        self.visit(node.test)
         guard = self._guard(node.test)
         outer = self.context
+        if self._eager_only_rest(node.test):
+            # `if not is_compiling() and mask.all():` evaluates the rest only when not compiling
+            self.context = HOST
+        try:
+            self.check_branch_test(node.test, node.body)
+            self.visit(node.test)
+        finally:
+            self.context = outer
         self.control_depth += 1
         try:
             self.context = HOST if guard == _NOT_COMPILING else outer
@@ -1411,16 +1436,25 @@ class Analyzer:
                 if _NOT_COMPILING in parts:
                     return _NOT_COMPILING
                 return _COMPILING if _COMPILING in parts else None
+            # `a or is_compiling()`: the else branch runs only when not compiling
+            if _COMPILING in parts:
+                return _COMPILING
             return parts[0] if len(set(parts)) == 1 else None
-        if t is ast.Call and not test.args:
+        if t is ast.Call:
             qual = self.qualname(test.func) or ""
             last = (test.func.attr if isinstance(test.func, ast.Attribute)
                     else test.func.id if isinstance(test.func, ast.Name) else "")
-            if qual in ops.IS_SCRIPTING_FUNCTIONS or (last in ops.IS_SCRIPTING_NAMES and not qual.startswith("torch.")):
+            if not test.args and (qual in ops.IS_SCRIPTING_FUNCTIONS or
+                                  (last in ops.IS_SCRIPTING_NAMES and not qual.startswith("torch."))):
                 return _NOT_COMPILING
+            # transformers' is_tracing(tensor) takes the tensor it asks about
             if qual in ops.IS_COMPILING_FUNCTIONS or last in ops.IS_COMPILING_NAMES:
                 return _COMPILING
         return None
+
+    def _eager_only_rest(self, test: ast.expr) -> bool:
+        return type(test) is ast.BoolOp and isinstance(test.op, ast.And) and \
+            self._guard(test.values[0]) == _NOT_COMPILING
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.check_branch_test(node.test, None)
@@ -1538,6 +1572,13 @@ class Analyzer:
     def _record_call(self, node: ast.Call) -> None:
         func = node.func
         qual = self.qualname(func)
+        if self._drives_a_model(func, qual):
+            # code that runs a model from outside its forward (a pipeline, a predictor, an eval
+            # loop) runs eagerly around it: the host, unless a compiled or training path reaches it
+            function_id = self._function_id()
+            if function_id not in self._drivers:
+                self._drivers.add(function_id)
+                self.produced.roots.append((ROOT_DRIVER, ref_function(function_id)))
         if qual is not None and not self._is_project(qual):
             if qual in ops.COMPILED_WRAPPERS and node.args:
                 self._note_callback(node.args[0], ROOT_COMPILED)
@@ -1562,6 +1603,15 @@ class Analyzer:
                 keywords[item.arg] = self._arg_fact(item.value)
         context = self.context or CALL
         self.produced.calls.append((self._function_id(), ref, tuple(args), keywords, star, context))
+
+    def _drives_a_model(self, func: ast.expr, qual: str | None) -> bool:
+        if qual is not None:
+            return False
+        if is_module(self.kind(func)):
+            return True
+        target = func.value if type(func) is ast.Attribute and func.attr in ops.MODEL_ENTRY_METHODS else func
+        name = target.attr if type(target) is ast.Attribute else target.id if type(target) is ast.Name else ""
+        return name.lower().lstrip("_") in ops.MODEL_NAMES
 
     def _arg_fact(self, arg: ast.expr) -> tuple:
         return (relevant(self.kind(arg)), not self.uncertain(arg))
@@ -1691,6 +1741,31 @@ _COMPILING = "compiling"
 _NOT_COMPILING = "not compiling"
 
 
+def _spans_without_nested_scopes(body: list[ast.stmt]) -> list[tuple[int, int]]:
+    """Line spans of a function body, leaving out the functions and classes defined in it (their
+    names are their own; searching them would leak their evidence into this scope)."""
+    holes: list[tuple[int, int]] = []
+    pending = list(body)
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list])
+            holes.append((first, stmt.end_lineno))
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            pending.extend(getattr(stmt, name, ()) or ())
+    if not body:
+        return []
+    spans, start, end = [], body[0].lineno, body[-1].end_lineno
+    for hole_start, hole_end in sorted(holes):
+        if hole_start > start:
+            spans.append((start, hole_start - 1))
+        start = max(start, hole_end + 1)
+    if start <= end:
+        spans.append((start, end))
+    return spans
+
+
 def _only_names(node: ast.expr) -> bool:
     """The data in the expression comes only from names (no conversion call in it)."""
     return not any(type(sub) is ast.Call for sub in ast.walk(node))
@@ -1772,7 +1847,7 @@ def _tensor_method_kind(receiver, method: str, node: ast.Call):
 
 
 def _iteration_kind(kind):
-    return element_kind(kind)
+    return iteration_kind(kind)
 
 
 def _is_staticmethod(node) -> bool:

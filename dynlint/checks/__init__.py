@@ -38,6 +38,9 @@ class Scope(str, Enum):
     #: only the compiled step: what breaks the graph under torch.compile but costs nothing when the
     #: code runs eagerly (numpy on the host); never reported elsewhere, not even with --include-host
     COMPILED = "compiled"
+    #: the compiled step and the training step: graphs traced per step, where what specializes on
+    #: sizes (branches, unrolled loops) costs compiles; not reported in code no step is known to run
+    STEP = "step"
     #: the input pipeline and compile settings: reported wherever they are
     ANYWHERE = "anywhere"
 

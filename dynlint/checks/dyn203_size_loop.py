@@ -8,7 +8,7 @@ from dynlint import ops
 from dynlint.analysis.kinds import DATA_DERIVED, SIZE, TENSORISH
 from dynlint.checks import Scope, rule
 
-RULE = rule("DYN203", "size-dependent-loop", "A loop over a tensor's size is unrolled per size", scope=Scope.DEVICE)
+RULE = rule("DYN203", "size-dependent-loop", "A loop over a tensor's size is unrolled per size", scope=Scope.STEP)
 
 _ROWS = ("iterating a tensor unrolls one step per row and recompiles for every new size; "
          "vectorize over the dimension")
