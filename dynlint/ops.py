@@ -7,6 +7,8 @@ knowledge about an op should mean editing a table, not the visitor.
 
 from __future__ import annotations
 
+import re
+
 # --- ops whose output shape depends on tensor values ------------------------
 
 _NONZERO_ADVICE = "use torch.nonzero_static(x, size=...) or keep the mask and use torch.where/masked reductions"
@@ -396,3 +398,8 @@ MODEL_NAMES = frozenset((
     "transformer text_encoder vae encoder decoder generator discriminator"
 ).split())
 MODEL_ENTRY_METHODS = frozenset({"forward", "generate", "predict", "encode", "decode", "__call__"})
+
+#: names that say "a boolean mask" (``valid_mask``, ``is_fg``; not ``keep``, which as often holds NMS
+#: indices): a tensor indexed by one
+#: is boolean-mask indexing, whatever the analysis could prove about the value
+MASK_NAME_RE = re.compile(r"(?:^|_)(?:mask|masks|valid|is|has)(?:$|_)|^(?:is|has)[A-Z]", re.IGNORECASE)

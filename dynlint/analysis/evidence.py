@@ -32,7 +32,23 @@ _COMMENT_RE = re.compile(r"#[^\n'\"]*$", re.M)
 _SEQUENCE_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*[\[(]([^\[\]()]*)[\])]")
 _TORCH_FUNCTION_NAMESPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
 _NOT_NAMES = frozenset({"self", "cls", "None", "True", "False"})
+_INVERT_RE = re.compile(rf"~\s*({_NAME})\b(?!\s*[.(\[])")
+_MASK_ARGUMENT_RE = re.compile(rf"\.\s*(?:masked_fill_?|masked_scatter_?|masked_select)\s*\(\s*(?:mask\s*=\s*)?({_NAME})\s*[,)]")
+_WHERE_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*,[^,()]*,")
 _IDENTIFIER_RE = re.compile(_NAME)
+
+
+def mask_names(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> frozenset[str]:
+    """Names used as boolean masks in ``text``: inverted (``~keep``), the mask of
+    ``masked_fill``/``masked_select``, the condition of a three-argument ``torch.where``."""
+    if "~" not in text and "mask" not in text and "where" not in text:
+        return frozenset()
+    found = set(_INVERT_RE.findall(text))
+    found.update(_MASK_ARGUMENT_RE.findall(text))
+    for callee, condition in _WHERE_RE.findall(text):
+        if _qualify(callee, aliases, is_local) == "torch.where":
+            found.add(condition)
+    return frozenset(n for n in found if n not in _NOT_NAMES and (n not in aliases or is_local(n)))
 
 
 def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> frozenset[str]:

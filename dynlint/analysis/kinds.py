@@ -120,7 +120,8 @@ def combine_binop(left, right, op: ast.operator):
     if TENSOR in kinds or MASK in kinds:
         return TENSOR
     if SCALAR_TENSOR in kinds:
-        return SCALAR_TENSOR if all(k in (SCALAR_TENSOR, PY, SIZE, DATA) for k in kinds) else None
+        # with a plain number, still 0-d; with anything else (an unknown operand), still a tensor
+        return SCALAR_TENSOR if all(k in (SCALAR_TENSOR, PY, SIZE, DATA) for k in kinds) else TENSOR
     if NDARRAY in kinds:
         return NDARRAY
     if DATA in kinds:

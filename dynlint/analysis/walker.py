@@ -423,6 +423,8 @@ class Analyzer:
                 maybe = value is not None and self.uncertain(value)
             if kind is None and name in self._scope_evidence():
                 kind, maybe = TENSOR, False  # used as a tensor (x.detach(), torch.sigmoid(x), ...)
+            if kind in (None, TENSOR) and name in self._scope_masks():
+                kind = MASK  # used as a mask (~keep, x.masked_fill(keep, 0), torch.where(keep, a, b))
             partial = False
             if self.control_depth and name in scope.kinds:
                 previous = scope.kinds[name]
@@ -435,6 +437,8 @@ class Analyzer:
                     kind, join_maybe = join(previous, kind)
                     maybe = maybe or join_maybe or name in scope.maybe
                     partial = sure_tensor and kind in TENSORISH
+            if not partial and maybe and kind in TENSORISH and value is not None and self.on_some_path(value):
+                partial = True  # n = m * 2 where m is a tensor on one path: so is n
             scope.kinds[name] = kind
             if maybe:
                 scope.maybe.add(name)
@@ -508,6 +512,26 @@ class Analyzer:
             return True, info.attr_kinds[attr]
         return False, None
 
+    def _scope_masks(self) -> frozenset[str]:
+        """Names the current function uses as boolean masks (computed once per function)."""
+        scope = self.scope
+        node = scope.node
+        if node is None:
+            return frozenset()
+        masks = getattr(node, "_dynlint_masks", None)
+        if masks is None:
+            masks = node._dynlint_masks = _evidence.mask_names(self._body_text(node), self._aliases_here(),
+                                                                self._is_local_name)
+        return masks
+
+    def _aliases_here(self) -> dict[str, str]:
+        aliases = self.aliases
+        if any(other.aliases for other in self.scopes):
+            aliases = {**aliases}
+            for other in self.scopes:
+                aliases.update(other.aliases or {})
+        return aliases
+
     def _scope_evidence(self) -> frozenset[str]:
         """Names the current function uses as tensors (computed once per function, on first need)."""
         scope = self.scope
@@ -516,12 +540,7 @@ class Analyzer:
             # kept on the tree: a file walked again in a later round (same tree) does not rescan
             evidence = getattr(node, "_dynlint_evidence", None)
             if evidence is None:
-                aliases = self.aliases
-                if any(other.aliases for other in self.scopes):
-                    aliases = {**aliases}
-                    for other in self.scopes:
-                        aliases.update(other.aliases or {})
-                evidence = _evidence.tensor_names(self._body_text(node), aliases, self._is_local_name) \
+                evidence = _evidence.tensor_names(self._body_text(node), self._aliases_here(), self._is_local_name) \
                     if node is not None else frozenset()
                 if node is not None:
                     node._dynlint_evidence = evidence
@@ -750,7 +769,7 @@ class Analyzer:
             receiver = self.kind(func.value)
             method = func.attr
             if receiver in TENSORISH:
-                return _tensor_method_kind(receiver, method, node)
+                return _tensor_method_kind(receiver, method, node, self._asks_for_bool(node))
             if receiver == NDARRAY:
                 return PY if method in ("item", "tolist") else NDARRAY
             if type(func.value) is ast.Name and func.value.id == "self" and self.classes and self._self_is_instance():
@@ -780,7 +799,8 @@ class Analyzer:
             if receiver is None and method in ops.SIZE_METHODS and node.args:
                 return SIZE  # x.size(0) on an unknown receiver: size() with an argument is tensor-specific
             if receiver is None and method in ops.TENSOR_ONLY_METHODS:
-                return _tensor_method_kind(TENSOR, method, node)  # only a tensor has .int(), .detach()...
+                # only a tensor has .int(), .detach()...
+                return _tensor_method_kind(TENSOR, method, node, self._asks_for_bool(node))
             return None
         return None
 
@@ -837,7 +857,19 @@ class Analyzer:
         if qual in ops.DTYPE_PRESERVING_FUNCTIONS and args and self.kind(args[0]) == MASK \
                 and not any(k.arg == "dtype" for k in node.keywords):
             return MASK  # torch.ones_like(mask) is a boolean tensor too
+        if self._asks_for_bool(node):
+            return MASK  # torch.zeros(n, dtype=torch.bool)
         return TENSOR
+
+    def _asks_for_bool(self, node: ast.Call) -> bool:
+        """``dtype=torch.bool`` (or ``torch.bool`` as the argument of ``.to()``/``.type()``)."""
+        for item in node.keywords:
+            if item.arg == "dtype":
+                return self.qualname(item.value) == "torch.bool"
+        func = node.func
+        if type(func) is ast.Attribute and func.attr in ("to", "type") and node.args:
+            return self.qualname(node.args[0]) == "torch.bool"
+        return False
 
     def _infer_builtin(self, name: str, node: ast.Call):
         args = node.args
@@ -1076,6 +1108,8 @@ class Analyzer:
                     evidence = self._scope_evidence()
                 if name in evidence and (kind is None or kind in TENSORISH):
                     kind, maybe = (kind if kind in TENSORISH else TENSOR), False
+                if kind in (None, TENSOR) and name in self._scope_masks():
+                    kind, maybe = MASK, False
                 elif kind is None and is_forward and annotation is None:
                     if default is None or _is_constant_none(default):
                         kind, maybe = TENSOR, True  # forward(self, x, mask=None): most likely tensors
@@ -1605,8 +1639,8 @@ class Analyzer:
         self.produced.calls.append((self._function_id(), ref, tuple(args), keywords, star, context))
 
     def _drives_a_model(self, func: ast.expr, qual: str | None) -> bool:
-        if qual is not None:
-            return False
+        if qual is not None or (self.classes and self.classes[-1].is_module):
+            return False  # an nn.Module's own methods calling its submodules are the model itself
         if is_module(self.kind(func)):
             return True
         target = func.value if type(func) is ast.Attribute and func.attr in ops.MODEL_ENTRY_METHODS else func
@@ -1819,7 +1853,9 @@ def _canonical(qualified: str) -> str:
     return qualified
 
 
-def _tensor_method_kind(receiver, method: str, node: ast.Call):
+def _tensor_method_kind(receiver, method: str, node: ast.Call, asks_for_bool: bool = False):
+    if asks_for_bool:
+        return MASK  # x.new_zeros(n, dtype=torch.bool), x.to(torch.bool)
     if method in ops.SIZE_METHODS:
         return SIZE
     if method in ops.RANK_METHODS or method in ops.META_METHODS:

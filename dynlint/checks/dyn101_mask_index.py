@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from dynlint import fixes
-from dynlint.analysis.kinds import MASK, TENSORISH, is_not_tensor
+from dynlint import fixes, ops
+from dynlint.analysis.kinds import MASK, TENSOR, TENSORISH, is_not_tensor
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN101", "boolean-mask-index", "Boolean-mask indexing has a data-dependent output shape",
@@ -21,7 +21,16 @@ def check(a, node: ast.Subscript) -> None:
         return
     index = node.slice
     for element in index.elts if type(index) is ast.Tuple else (index,):
-        if type(element) is not ast.Slice and a.kind(element) == MASK:
+        if type(element) is ast.Slice:
+            continue
+        kind = a.kind(element)
+        if kind == MASK or (kind in (None, TENSOR) and base in TENSORISH and _named_as_mask(element)):
             a.report(RULE, node, "boolean-mask indexing has a data-dependent output shape; "
                      "use torch.where(mask, x, 0) with a masked reduction")
             return
+
+
+def _named_as_mask(element: ast.expr) -> bool:
+    """``x[valid_mask]``, ``boxes[keep]``: a tensor indexed by a value its author named a mask."""
+    name = element.id if type(element) is ast.Name else element.attr if type(element) is ast.Attribute else None
+    return name is not None and ops.MASK_NAME_RE.search(name) is not None
