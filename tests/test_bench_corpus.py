@@ -123,7 +123,8 @@ def test_sheet_is_never_written_into_the_corpus(tmp_path):
 
 def test_corpus_split():
     groups = [p.group for p in corpus.PACKAGES]
-    assert 3 <= groups.count("dev") <= 4 and groups.count("held-out") >= 5
+    # a held-out package becomes dev once its misses are read (torchaudio did); at least 5 stay held out
+    assert groups.count("dev") >= 3 and groups.count("held-out") >= 5
     assert len({p.name for p in corpus.PACKAGES}) == len(corpus.PACKAGES)
     assert all(p.version and p.version[0].isdigit() for p in corpus.PACKAGES)
 
@@ -154,5 +155,6 @@ def test_handpicked_hazards_file_is_well_formed():
 def test_precision_judgments_file_is_well_formed():
     judgments = ps.load_judgments()
     assert len(judgments) >= 100
-    assert {j["package"] for j in judgments.values()} <= {p.name for p in corpus.packages("held-out")}
+    # judged while held out; a package may have moved to dev since (its judgments stay on file)
+    assert {j["package"] for j in judgments.values()} <= {p.name for p in corpus.PACKAGES}
     assert len({j["package"] for j in judgments.values()}) >= 5

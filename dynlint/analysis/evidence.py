@@ -27,6 +27,8 @@ _NOT_AFTER = r"(?<![\w.])"   # a name, not an attribute of something else
 # alternation of ~150 method names made the regex engine ten times slower than this)
 _MEMBER_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*({_NAME})(\s*\(|\s*=(?!=))?")
 _CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*(?:,\s*({_NAME})\s*)?[,)]")
+# torch.log(x[...]): the first argument indexes a name that torch then takes as a tensor
+_INDEXED_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*\[")
 _COMMENT_RE = re.compile(r"#[^\n'\"]*$", re.M)
 # torch.cat([a, b]) / torch.stack((a, b), dim=0): the elements
 _SEQUENCE_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*[\[(]([^\[\]()]*)[\])]")
@@ -69,6 +71,11 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
         for callee, elements in _SEQUENCE_CALL_RE.findall(text):
             if _qualify(callee, aliases, is_local) in ops.TENSOR_SEQUENCE_FUNCTIONS:
                 found.update(e.strip() for e in elements.split(",") if _IDENTIFIER_RE.fullmatch(e.strip()))
+    if "[" in text:
+        for callee, first in _INDEXED_CALL_RE.findall(text):
+            qual = _qualify(callee, aliases, is_local)
+            if qual is not None and _takes_tensor_first(qual):
+                found.add(first)
     for callee, first, second in _CALL_RE.findall(text):
         qual = _qualify(callee, aliases, is_local)
         if qual is None or not _takes_tensor_first(qual):
@@ -99,3 +106,30 @@ def _takes_tensor_first(qual: str) -> bool:
     if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional."):
         return False
     return not qual.rsplit(".", 1)[-1][:1].isupper()  # classes
+
+
+# Google style "x (torch.Tensor): ...", "x (Tensor, optional): ..."; numpydoc "x : torch.Tensor";
+# Sphinx ":param torch.Tensor x:" and ":type x: torch.Tensor"
+_GOOGLE_RE = re.compile(rf"^\s*\**({_NAME})\s*\(([^)\n]{{1,120}})\)\s*:", re.M)
+_NUMPY_RE = re.compile(rf"^\s*({_NAME})\s+:\s+([^\n]{{1,120}})$", re.M)
+_SPHINX_TYPE_RE = re.compile(rf":type\s+({_NAME})\s*:\s*([^\n]{{1,120}})")
+_SPHINX_PARAM_RE = re.compile(rf":param\s+([^:\n]{{1,80}}?)\s+({_NAME})\s*:")
+_TENSOR_WORD_RE = re.compile(r"\b(?:torch\.)?(?:Float|Long|Bool|Int|Byte|Half|Double)?Tensor\b")
+_NOT_A_SINGLE_TENSOR_RE = re.compile(r"\b(?:list|List|tuple|Tuple|dict|Dict|Sequence|Iterable|ndarray|np\.|numpy|"
+                                     r"array|str|int|float|bool|Module)\b|\[|\bor\b(?!\s*None)")
+
+
+def documented_types(docstring: str) -> dict[str, str]:
+    """Parameters a docstring documents as tensors: ``{name: "tensor"}`` (or ``"mask"`` for a
+    boolean tensor).  A type that could be something else too (``Tensor or ndarray``,
+    ``list[Tensor]``, ``Tensor | int``) does not count; ``Tensor, optional`` does."""
+    if not docstring or "ensor" not in docstring:
+        return {}
+    found: dict[str, str] = {}
+    pairs = _GOOGLE_RE.findall(docstring) + _NUMPY_RE.findall(docstring) + _SPHINX_TYPE_RE.findall(docstring)
+    pairs += [(name, text) for text, name in _SPHINX_PARAM_RE.findall(docstring)]
+    for name, text in pairs:
+        text = text.replace(", optional", "").replace(" or None", "").replace("Optional", "").strip()
+        if _TENSOR_WORD_RE.search(text) and not _NOT_A_SINGLE_TENSOR_RE.search(text):
+            found.setdefault(name, "mask" if "BoolTensor" in text or "bool" in text.lower().split() else "tensor")
+    return found

@@ -601,6 +601,8 @@ class Analyzer:
             return self.uncertain(node.left) or self.uncertain(node.right)
         if t is ast.UnaryOp:
             return self.uncertain(node.operand)
+        if t is ast.BoolOp:
+            return len({self.kind(v) for v in node.values}) > 1
         if t is ast.Call:
             if type(node.func) is ast.Name and node.func.id in _VALUE_BUILTINS:
                 return any(self.uncertain(a) for a in node.args)
@@ -623,6 +625,8 @@ class Analyzer:
             return False
         if t is ast.UnaryOp:
             return self.on_some_path(node.operand)
+        if t is ast.BoolOp:
+            return any(self.value_kind(v) in TENSORISH or self.on_some_path(v) for v in node.values)
         if t is ast.BinOp:
             return self.on_some_path(node.left) or self.on_some_path(node.right)
         if t is ast.Compare:
@@ -646,6 +650,9 @@ class Analyzer:
         if t is ast.Dict:
             kinds = {self.kind(v) for v in node.values}
             return (DICT, TENSOR) if kinds and kinds <= TENSORISH and None not in node.keys else PY
+        if t is ast.ListComp or t is ast.GeneratorExp:
+            element = self.kind(node.elt)  # [m[i] for i in range(n)]: a list of tensors
+            return (SEQ, TENSOR) if element in TENSORISH else PY
         if t in _PY_DISPLAYS:
             return PY
         if t is ast.Attribute:
@@ -695,7 +702,11 @@ class Analyzer:
             return None
         if t is ast.BoolOp:
             kinds = {self.kind(v) for v in node.values}
-            return kinds.pop() if len(kinds) == 1 else None
+            if len(kinds) == 1:
+                return kinds.pop()
+            tensors = kinds & TENSORISH
+            # `done or (x >= level)`: the tensor operand whenever the others are falsy
+            return (tensors.pop() if len(tensors) == 1 else TENSOR) if tensors else None
         if t is ast.IfExp:
             body, orelse = self.kind(node.body), self.kind(node.orelse)
             return body if body == orelse else None
@@ -890,6 +901,11 @@ class Analyzer:
             if kinds[0] == SIZE:
                 return SIZE
             return PY if kinds[0] in (PY, NDARRAY) else None
+        if name in ("max", "min", "sum") and any(k in TENSORISH for k in kinds):
+            # over a tensor (or with one): its 0-d elements, compared or added on the way
+            return SCALAR_TENSOR if len(kinds) == 1 else TENSOR
+        if name in ("sorted", "list", "tuple", "reversed") and kinds and kinds[0] in TENSORISH:
+            return (SEQ, SCALAR_TENSOR if kinds[0] == SCALAR_TENSOR else TENSOR)  # its rows
         if name in ("max", "min", "abs", "round", "sum"):
             if DATA in kinds or any(k in TENSORISH for k in kinds):
                 return DATA if name != "sum" else None
@@ -1084,7 +1100,7 @@ class Analyzer:
         is_forward = bool(cls and cls.is_module and node.name == "forward")
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-        evidence = None
+        evidence = documented = None
         bound = cls is not None and bool(positional) and not _is_staticmethod(node)
         commented = self._type_comment(node, len(positional) - bound)
         for index, (arg, default) in enumerate(params):
@@ -1110,7 +1126,11 @@ class Analyzer:
                     kind, maybe = (kind if kind in TENSORISH else TENSOR), False
                 if kind in (None, TENSOR) and name in self._scope_masks():
                     kind, maybe = MASK, False
-                elif kind is None and is_forward and annotation is None:
+                if kind is None and annotation is None:
+                    if documented is None:
+                        documented = _evidence.documented_types(ast.get_docstring(node, clean=False) or "")
+                    kind = documented.get(name)  # "x (torch.Tensor): ..." in the docstring
+                if kind is None and is_forward and annotation is None:
                     if default is None or _is_constant_none(default):
                         kind, maybe = TENSOR, True  # forward(self, x, mask=None): most likely tensors
                     elif isinstance(default, ast.Constant):
@@ -1450,12 +1470,23 @@ class Analyzer:
         self.control_depth += 1
         try:
             self.context = HOST if guard == _NOT_COMPILING else outer
-            self.visit_all(node.body)
+            with self._narrowed(node.test):
+                self.visit_all(node.body)
             self.context = HOST if guard == _COMPILING else outer
             self.visit_all(node.orelse)
         finally:
             self.control_depth -= 1
             self.context = outer
+
+    def _narrowed(self, test: ast.expr):
+        """``if isinstance(x, torch.Tensor):`` — x is a tensor in the body, whatever it was before."""
+        names = [call.args[0].id for call in _isinstance_checks(test)
+                 if self._names_tensor_type(call.args[1]) and type(call.args[0]) is ast.Name]
+        return _Narrowing(self, names)
+
+    def _names_tensor_type(self, node: ast.expr) -> bool:
+        types = node.elts if type(node) is ast.Tuple else [node]
+        return bool(types) and all(self.qualname(t) in ops.TENSOR_ANNOTATIONS for t in types)
 
     def _guard(self, test: ast.expr) -> str | None:
         """_COMPILING when the test is true only under dynamo, _NOT_COMPILING when it is true only
@@ -1492,7 +1523,10 @@ class Analyzer:
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.check_branch_test(node.test, None)
-        self.generic_visit(node)
+        self.visit(node.test)
+        with self._narrowed(node.test):
+            self.visit(node.body)
+        self.visit(node.orelse)
 
     def _visit_in_control(self, node) -> None:
         self.control_depth += 1
@@ -1798,6 +1832,53 @@ def _spans_without_nested_scopes(body: list[ast.stmt]) -> list[tuple[int, int]]:
     if start <= end:
         spans.append((start, end))
     return spans
+
+
+class _Narrowing:
+    """Names taken as proven tensors for a block, given back their kinds after it (unless the block
+    bound them itself)."""
+
+    def __init__(self, walker: "Analyzer", names: list[str]):
+        self.walker = walker
+        self.names = names
+        self.saved: list[tuple] = []
+
+    def __enter__(self):
+        scope = self.walker.scope
+        for name in self.names:
+            self.saved.append((name, name in scope.kinds, scope.kinds.get(name), name in scope.maybe,
+                               name in scope.partial, scope.bound_at.get(name)))
+            scope.kinds[name] = TENSOR
+            scope.maybe.discard(name)
+            scope.partial.discard(name)
+        if self.names:
+            self.walker._kind_cache.clear()  # kinds computed before the test no longer hold inside
+        return self
+
+    def __exit__(self, *exc):
+        scope = self.walker.scope
+        for name, had, kind, maybe, partial, stamp in self.saved:
+            if scope.bound_at.get(name) != stamp:
+                continue  # rebound in the block: its own binding stands
+            if had:
+                scope.kinds[name] = kind
+            else:
+                scope.kinds.pop(name, None)
+            (scope.maybe.add if maybe else scope.maybe.discard)(name)
+            (scope.partial.add if partial else scope.partial.discard)(name)
+        if self.names:
+            self.walker._kind_cache.clear()
+        return False
+
+
+def _isinstance_checks(test: ast.expr) -> list[ast.Call]:
+    """``isinstance(...)`` calls that must all hold for the test to be true."""
+    if type(test) is ast.BoolOp and isinstance(test.op, ast.And):
+        return [c for v in test.values for c in _isinstance_checks(v)]
+    if type(test) is ast.Call and type(test.func) is ast.Name and test.func.id == "isinstance" \
+            and len(test.args) == 2:
+        return [test]
+    return []
 
 
 def _only_names(node: ast.expr) -> bool:
