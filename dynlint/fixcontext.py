@@ -22,12 +22,26 @@ class FixContext(Protocol):
     def position(self, node: ast.AST) -> tuple[int, int, int, int]:
         """(line, col, end_line, end_col): 1-based lines, 0-based character columns."""
 
+    def source_line(self, number: int) -> str:
+        """Line ``number`` (1-based) of the file, without its line break ("" outside the file)."""
+
     def binding(self, name: str) -> ast.expr | None:
         """The expression the local ``name`` was bound to by a plain ``name = expr`` in the
         current function (or module) scope, when that binding still describes ``name`` and
         everything ``expr`` reads on every path to this point (see dynlint.analysis.rebinding:
         rebindings in between, loop back-edges, closures, in-place shape changes); None if
         unknown, rebound, bound in a loop/branch, augmented, or a parameter."""
+
+    def latest_binding(self, name: str) -> ast.expr | None:
+        """Like ``binding``, but for a name bound again too: the value of its latest binding when
+        that is a plain ``name = expr`` outside branches and loops of the function (it dominates
+        what follows) and still holds here.  A self-referential value (``h = h.view(-1)``) reads
+        the previous ``h``: facts derived through it must not need that one (the shape facts of
+        ``dynlint.analysis.shapes`` give up on the recursion)."""
+
+    def forget(self, nodes) -> None:
+        """Drop anything cached about these nodes (made-up expressions, see dynlint.fixspans):
+        caches keyed by id() must not answer for a later node that reuses the id."""
 
     def kind(self, node: ast.expr) -> str | None:
         """Inferred kind of an expression: "tensor", "mask" (boolean tensor), "scalar_tensor"

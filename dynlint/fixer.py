@@ -32,6 +32,7 @@ from dynlint.diagnostics import Applicability, Edit, Finding
 
 MAX_ROUNDS = 10
 _LINE_RE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
 class FixError(Exception):
@@ -147,8 +148,10 @@ def _apply_round(text: str, findings: list[Finding], limit: int) -> tuple[str, l
         raise FixError(f"libcst cannot parse it: {_first_line(exc)}") from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    expressions = [((p.start.line, p.start.column), (p.end.line, p.end.column))
-                   for node, p in positions.items() if isinstance(node, cst.BaseExpression)]
+    # where a fix can be placed: expressions, and statements for fixes that rewrite or remove
+    # whole statements (dynlint.fixspans); True marks a statement
+    containers = [((p.start.line, p.start.column), (p.end.line, p.end.column), isinstance(node, _STATEMENTS))
+                  for node, p in positions.items() if isinstance(node, (cst.BaseExpression, *_STATEMENTS))]
     source = _Text(text)
 
     chosen: list[_Placed] = []
@@ -159,16 +162,16 @@ def _apply_round(text: str, findings: list[Finding], limit: int) -> tuple[str, l
         if edits in by_edits:  # the same rewrite reported by several findings, e.g. (a[k] * b[k]).sum()
             by_edits[edits].append(finding)
             continue
-        target = _smallest_container(expressions, edits)
+        target = _smallest_container(containers, edits)
         if target is None:
-            skipped.append(SkippedFix(finding, "its edit does not lie inside one expression"))
+            skipped.append(SkippedFix(finding, "its edits do not lie inside one expression or statement"))
             continue
-        start, end = target
+        start, end, statement = target
         if any(_ranges_overlap(start, end, other.start, other.end) for other in chosen) \
                 or _overlaps_edits(edits, [other.edits for other in chosen]):
             continue  # overlapping candidate: next round, against the re-checked text
         try:
-            placed = _place(source, start, end, edits, limit)
+            placed = _place(source, start, end, edits, limit, statement)
         except FixError as exc:
             skipped.append(SkippedFix(finding, str(exc)))
             continue
@@ -228,9 +231,9 @@ class _Text:
         return self.text[begin:end].rstrip("\r\n")
 
 
-def _place(source: _Text, start, end, edits, limit: int) -> _Placed:
-    """The expression's own source text with the edits applied: with long new lines wrapped
-    inside the replacement's brackets (``code``) and as emitted (``plain``)."""
+def _place(source: _Text, start, end, edits, limit: int, statement: bool = False) -> _Placed:
+    """The expression's (or statement's) own source text with the edits applied: with long new
+    lines wrapped inside the replacement's brackets (``code``) and as emitted (``plain``)."""
     begin, finish = source.offset(*start), source.offset(*end)
     original = source.text[begin:finish]
     ending = source.ending(start[0])
@@ -249,11 +252,29 @@ def _place(source: _Text, start, end, edits, limit: int) -> _Placed:
             code = code[:at] + LINE_BREAK_RE.sub(lambda _m: ending, content) + code[to:]
         versions.append(code)
     wrapped, plain = versions
+    if statement:
+        if _statement_tree(plain, start[1]) is None:
+            raise FixError("the rewritten statements would not parse")
+        if wrapped != plain and _statement_tree(wrapped, start[1]) != _statement_tree(plain, start[1]):
+            wrapped = plain
+        return _Placed(start, end, edits, wrapped, plain)
     if not _parses_as_expression(plain):
         raise FixError("the rewritten expression would not parse")
     if wrapped != plain and not _same_expression(wrapped, plain):
         wrapped = plain  # layout only: wrapping may never change what the code means
     return _Placed(start, end, edits, wrapped, plain)
+
+
+def _statement_tree(code: str, col: int) -> str | None:
+    """The dumped syntax tree of statements whose first line starts at column ``col`` (their
+    other lines keep their own indentation), or None when they do not parse."""
+    text = f"if 1:\n{' ' * col}{code}\n" if col else f"{code}\n"
+    try:
+        tree = ast.parse(text)
+        cst.parse_module(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
+        return None
+    return ast.dump(tree)
 
 
 def _same_expression(a: str, b: str) -> bool:
@@ -289,15 +310,19 @@ def _parses(text: str) -> bool:
     return True
 
 
-def _smallest_container(expressions, edits):
+def _smallest_container(containers, edits):
+    """The smallest (start, end, is a statement) holding every edit; an expression before a
+    statement of the same range."""
     first = (edits[0].line, edits[0].col)
     last = max((e.end_line, e.end_col) for e in edits)
     insertion = first == last
     best = None
-    for start, end in expressions:
+    for start, end, statement in containers:
         inside = start < first and last < end if insertion else start <= first and last <= end
-        if inside and (best is None or (start >= best[0] and end <= best[1])):
-            best = (start, end)
+        if not inside:
+            continue
+        if best is None or (start >= best[0] and end <= best[1] and ((start, end) != best[:2] or not statement)):
+            best = (start, end, statement)
     return best
 
 

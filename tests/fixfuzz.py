@@ -13,9 +13,14 @@ stress the same-shape proofs behind the safe fixes:
   ``h.data = ...``), or values only (``h = h * 2``);
 * which reduction the fix rewrites: ``h[m].sum()``, ``torch.sum(h[m])``,
   ``masked_select`` (method and function, also after ``.mul(g)``), the
-  product/sum form ``(h[m] OP g[m]).sum()`` with ``+``, ``-``, ``*``, indexing
-  by ``torch.where(m)`` / ``m.nonzero(as_tuple=True)``, and a nonzero count in
-  a true division;
+  product/sum form ``(h[m] OP g[m]).sum()`` with ``+``, ``-``, ``*`` (also with
+  three terms), indexing by ``torch.where(m)`` / ``m.nonzero(as_tuple=True)``, a
+  nonzero count in a true division; and (issue 11) ``h[m].sum(0)``, linear
+  wrappers (``(h[m].float() * 2 - 1).sum()``), ``nansum``, a count of the
+  selection in a true division, row indices (``h[torch.where(m)[0]]``,
+  ``index_select(0, m.nonzero().squeeze(1))``) of a mask of known rank 1
+  (``m = y.view(-1) > 0``), and dynamic spans: the selection bound to a name,
+  transformed, rebound, and reduced in a later statement;
 * inputs: every dtype (bool, uint8, int32/64, float16/32/64, bfloat16), ranks 1
   and 2 (square matrices, columns), broadcasting partners ``g`` of shape
   ``(N,)``, ``(N, 1)``, ``(N, N)``, NaN/±inf and integer extremes, empty, full,
@@ -59,6 +64,8 @@ MASKS = {
     "inline_derived": ([], "h != 0"),
     "inline_param": ([], "y > 0"),
     "rebound": (["m = y > 0"], "m"),  # plus `if flag: m = h != 0` before the use
+    "flat": (["m = y.view(-1) > 0"], "m"),  # rank 1, known: a row mask of h (or the wrong size)
+    "derived_flat": (["h = h.reshape(-1)", "m = h != 0"], "m"),  # rank 1 and h's shape, both known
 }
 
 MUTATIONS = {
@@ -85,7 +92,23 @@ USES = {
     "index_where": "acc = acc + h[torch.where({m})].sum()",
     "index_nonzero": "acc = acc + h[({m}).nonzero(as_tuple=True)].sum()",
     "count_division": "acc = acc + h.float().sum() / len(h.nonzero())",
+    # issue 11: reductions over dim 0, linear wrappers, trees of terms, nansum, counts of selections
+    "sum0": "acc = acc + h[{m}].sum(0).sum()",
+    "linear": "acc = acc + (h[{m}].float() * 2 - 1).sum()",
+    "neg_div": "acc = acc + (-h[{m}].double() / 4).sum()",
+    "tree": "acc = acc + (h[{m}] {op} {partner}[{m}] {op} h[{m}]).sum()",
+    "nansum": "acc = acc + h[{m}].nansum()",
+    "count_selection": "acc = acc + h.float().sum() / len(h[{m}])",
+    "row_index": "acc = acc + h[torch.where({m})[0]].sum()",
+    "index_select": "acc = acc + h.index_select(0, ({m}).nonzero().squeeze(1)).sum()",
+    # issue 11: dynamic spans (several statements, inlined and removed by the fix)
+    "span": "s = h[{m}]\nt = s * 2\nacc = acc + t.sum()",
+    "span_rebind": "s = h[{m}]\ns = s.float()\nacc = acc + s.sum()",
+    "span_indices": "idx = torch.where({m})\nacc = acc + h[idx].sum()",
+    "span_product": "fa = h[{m}]\nfb = {partner}[{m}]\nacc = acc + (fa {op} fb).sum()",
 }
+SPAN_USES = ("span", "span_rebind", "span_indices", "span_product")
+ROW_USES = ("sum0", "row_index", "index_select", "sum", "span")
 
 # the second operand of the product form and of .mul(): another tensor, or one computed from h
 PARTNERS = {
@@ -117,9 +140,13 @@ FAMILIES = {
                      "mutations": ("values",), "ops": ("+", "*"), "dtypes": (torch.bool,), "partner_shape": "same"},
     # the product/sum form with broadcasting factors (non-bool): mostly another tensor g, whose
     # shape no fix can know; partners computed from h have h's shape
-    "broadcast_product": {**_ALL, "masks": ("param", "inline_param"), "uses": ("product",),
+    "broadcast_product": {**_ALL, "masks": ("param", "inline_param"), "uses": ("product", "tree", "span_product"),
                           "placements": ("none",), "mutations": ("values",), "dtypes": FLOATS + INTS,
                           "partners": ("g", "g", "g", "scaled", "cast"), "partner_shape": "broadcast"},
+    # issue 11: spans across every placement and shape change (the inlined operands move to the end)
+    "spans": {**_ALL, "uses": SPAN_USES},
+    # issue 11: row masks of a known rank (sum over dim 0, row indices, index_select)
+    "rows": {**_ALL, "masks": ("flat", "flat", "derived_flat", "derived_flat", "param", "derived"), "uses": ROW_USES},
 }
 
 
@@ -137,30 +164,31 @@ class Program:
         partner_prelude, partner = PARTNERS[self.partner]
         if "{partner}" in USES[self.use]:
             prelude = prelude + partner_prelude
-        use = USES[self.use].format(m=m, op=self.op, partner=partner)
+        use = USES[self.use].format(m=m, op=self.op, partner=partner).split("\n")
+        indented = [f"    {line}" for line in use]
         mutate = MUTATIONS[self.mutation]
         body: list[str] = []
         if self.mask == "rebound":
             body += ["if flag:", "    m = h != 0"]
         placement = self.placement
         if placement == "none":
-            body += [use]
+            body += use
         elif placement == "before":
-            body += [mutate, use]
+            body += [mutate, *use]
         elif placement == "after":
-            body += [use, mutate]
+            body += [*use, mutate]
         elif placement == "loop_after":
-            body += ["for _ in range(2):", f"    {use}", f"    {mutate}"]
+            body += ["for _ in range(2):", *indented, f"    {mutate}"]
         elif placement == "loop_before":
-            body += ["for _ in range(2):", f"    {mutate}", f"    {use}"]
+            body += ["for _ in range(2):", f"    {mutate}", *indented]
         elif placement == "while_after":
-            body += ["i = 0", "while i < 2:", f"    {use}", f"    {mutate}", "    i += 1"]
+            body += ["i = 0", "while i < 2:", *indented, f"    {mutate}", "    i += 1"]
         elif placement == "branch_before":
-            body += ["if flag:", f"    {mutate}", use]
+            body += ["if flag:", f"    {mutate}", *use]
         elif placement == "closure_before":
-            body += _closure(mutate) + ["step()", use]
+            body += _closure(mutate) + ["step()", *use]
         elif placement == "closure_loop":
-            body += _closure(mutate) + ["for _ in range(2):", f"    {use}", "    step()"]
+            body += _closure(mutate) + ["for _ in range(2):", *indented, "    step()"]
         else:  # pragma: no cover - a new placement without a rendering
             raise ValueError(placement)
         lines = ["import torch", "", "", f"def f({SIGNATURE}):"]

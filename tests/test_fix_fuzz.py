@@ -32,5 +32,5 @@ def test_the_generator_reaches_the_fixes_it_is_meant_to_test():
     for use in fixfuzz.USES:
         for op in ("+", "-", "*") if use == "product" else ("*",):
             programs = [fixfuzz.Program(mask=mask, placement="none", mutation="values", use=use, op=op,
-                                        partner="scaled") for mask in ("param", "derived")]
+                                        partner="scaled") for mask in ("param", "derived", "flat", "derived_flat")]
             assert any(fixfuzz.fix_program(p) is not None for p in programs), programs[0].source()

@@ -140,12 +140,13 @@ def test_insertion_into_a_call_and_parenthesized_nodes():
 
 def test_a_fix_that_would_break_the_file_is_skipped_alone_and_reported():
     text = "y = f(a)\nz = g(b)\n"
-    broken, outside, good = (_finding(Edit(1, 4, 1, 8, "f(a")), _finding(Edit(1, 1, 1, 4, " += ")),
+    # `outside` spans the line break between the two statements: no expression or statement holds it
+    broken, outside, good = (_finding(Edit(1, 4, 1, 8, "f(a")), _finding(Edit(1, 8, 2, 0, "; ")),
                              _finding(Edit(2, 4, 2, 8, "h(b)")))
     outcome = fixer.fix_text(text, [broken, outside, good], unsafe=False)
     assert outcome.text == "y = f(a)\nz = h(b)\n" and outcome.applied == [good]
     assert sorted((s.finding.col, s.reason) for s in outcome.skipped) == [
-        (1, "its edit does not lie inside one expression"), (4, "the rewritten expression would not parse")]
+        (4, "the rewritten expression would not parse"), (8, "its edits do not lie inside one expression or statement")]
     assert fix_source(text, [broken], unsafe=False) == (text, [])
     with pytest.raises(FixError):  # the file itself cannot be fixed: everything is refused
         fix_source("y = (\n", [good], unsafe=False)

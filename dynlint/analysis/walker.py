@@ -47,7 +47,7 @@ class _Scope:
     """Names of one function (or the module) and what they hold."""
 
     __slots__ = ("kinds", "bindings", "name", "id", "maybe", "partial", "bound_at", "defs", "evidence", "node",
-                 "returns", "is_generator", "aliases", "self_attrs")
+                 "returns", "is_generator", "aliases", "self_attrs", "latest")
 
     def __init__(self, name: str, function_id: str, node: ast.AST | None = None):
         self.name = name
@@ -61,6 +61,9 @@ class _Scope:
         self.partial: set[str] = set()
         self.bound_at: dict[str, int] = {}  # name -> stamp of its latest (re)binding
         self.bindings: dict[str, tuple[ast.expr, int] | None] = {}  # name -> (value, stamp when bound)
+        # name -> (value, stamp) of its latest binding when that is a plain one outside branches and
+        # loops (a rebinding too, unlike ``bindings``): what the shape facts of fixes read
+        self.latest: dict[str, tuple[ast.expr, int]] = {}
         self.defs: dict[str, str] = {}       # local def/class name -> its id
         self.evidence: frozenset[str] | None = None  # names used as tensors (computed on first need)
         self.returns: list[tuple] | None = None      # (kind, maybe) of each return statement
@@ -351,11 +354,34 @@ class Analyzer:
         parts.append(self.lines[end_line - 1][:end_col])
         return "\n".join(parts)
 
+    def source_line(self, number: int) -> str:
+        """Line ``number`` (1-based) of the file, without its line break."""
+        return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
+
+    def forget(self, nodes) -> None:
+        """Drop what was inferred about these nodes: expressions a fix builder made up for a
+        moment (dynlint.fixspans), whose ids later nodes may reuse."""
+        for node in nodes:
+            self._kind_cache.pop(id(node), None)
+            self._maybe_calls.discard(id(node))
+
+    def latest_binding(self, name: str) -> ast.expr | None:
+        """Like ``binding``, but also for a name bound again: its latest binding, when that is a
+        plain ``name = value`` outside branches and loops of this function (it then dominates
+        the code after it) and still holds here (the same checks as ``binding``).  Used for
+        shape facts (``lprobs = lprobs.view(-1, v)`` fixes lprobs' rank from there on)."""
+        entry = self.scope.latest.get(name)
+        if entry is None or entry[1] != self.scope.bound_at.get(name):
+            return None  # rebound since by a path that records no value (augmented, walrus...)
+        return self._still_holds(name, *entry)
+
     def binding(self, name: str) -> ast.expr | None:
         entry = self.scope.bindings.get(name)
         if entry is None:
             return None
-        value, stamp = entry
+        return self._still_holds(name, *entry)
+
+    def _still_holds(self, name: str, value: ast.expr, stamp: int) -> ast.expr | None:
         # after ``m = x > 0; x = x[:, 1:]`` m no longer describes the current x: checked here,
         # lazily, because fix builders ask rarely and assignments are many
         bound_at = self.scope.bound_at
@@ -450,11 +476,15 @@ class Analyzer:
                 scope.partial.discard(name)
             scope.defs.pop(name, None)
             self._rebound(name)
-            if value is not None and self.control_depth == 0 and name not in scope.bindings \
-                    and self._is_plain_assignment():
+            plain = value is not None and self.control_depth == 0 and self._is_plain_assignment()
+            if plain and name not in scope.bindings:
                 scope.bindings[name] = (value, self.stamp)
             else:  # rebound, or bound under a branch/loop: the value at a later point is not known
                 scope.bindings[name] = None
+            if plain:
+                scope.latest[name] = (value, self.stamp)
+            else:
+                scope.latest.pop(name, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = target.elts
             starred = any(isinstance(item, ast.Starred) for item in items)
@@ -1084,6 +1114,7 @@ class Analyzer:
         scope = self.scope
         scope.kinds[name] = None
         scope.bindings[name] = None
+        scope.latest.pop(name, None)
         scope.maybe.discard(name)
 
     def _directly_in_class(self) -> bool:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dynlint import fixes
 from dynlint.checks import Scope, rule
 
-RULE = rule("DYN202", "data-dependent-branch", "A branch on tensor values breaks the graph", scope=Scope.DEVICE)
+RULE = rule("DYN202", "data-dependent-branch", "A branch on tensor values breaks the graph", scope=Scope.DEVICE,
+            fix=fixes.fix_raise_branch)
 
 
 @RULE.on_branch

@@ -29,7 +29,7 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
     purpose = _purpose(a, node)
     if purpose == "evaluation":
         return  # evaluation/inference: every sample counts, and the last batch compiles once
-    if purpose == "training":
+    if purpose == "training" and not _built_for_evaluation(a, node):
         a.report(RULE, node, "DataLoader keeps the short last batch, one more input shape to compile; "
                  "pass drop_last=True (or pad the last batch, see dynlint.runtime.buckets)")
     else:
@@ -39,7 +39,7 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
                  "drop_last=True if this loader only feeds training", with_fix=False)
 
 
-_EVALUATION_WORDS = ("val", "eval", "test", "predict", "infer", "inference")
+_EVALUATION_WORDS = ("val", "eval", "test", "predict", "infer", "inference", "pipeline")
 
 
 def _purpose(a, node: ast.Call) -> str | None:
@@ -59,6 +59,21 @@ def _purpose(a, node: ast.Call) -> str | None:
     if shuffle is not None or any(word in name.lower() for name in names if name for word in _EVALUATION_WORDS):
         return "evaluation"
     return None
+
+
+def _built_for_evaluation(a, node: ast.Call) -> bool:
+    """A shuffled or sampled loader built in code whose function, class, assigned name or module
+    says evaluation, inference, prediction, a pipeline or a test: dropping its last batch could
+    drop predictions, so it gets no ``drop_last=True`` fix (it is still reported)."""
+    names = [a.scope.name, a.module.rsplit(".", 1)[-1]]
+    names.extend(info.name for info in a.classes)
+    for parent in reversed(a.stack):
+        if isinstance(parent, ast.Assign):
+            names.extend(_target_name(target) for target in parent.targets)
+            break
+        if isinstance(parent, ast.stmt):
+            break
+    return any(word in name.lower() for name in names if name for word in _EVALUATION_WORDS)
 
 
 def _target_name(target) -> str:
