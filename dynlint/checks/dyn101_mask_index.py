@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import fixes, ops
-from dynlint.analysis.kinds import MASK, TENSOR, TENSORISH, is_not_tensor
+from dynlint.analysis.kinds import MASK, NDARRAY, TENSOR, TENSORISH, is_not_tensor
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN101", "boolean-mask-index", "Boolean-mask indexing has a data-dependent output shape",
@@ -24,7 +24,8 @@ def check(a, node: ast.Subscript) -> None:
         if type(element) is ast.Slice:
             continue
         kind = a.kind(element)
-        if kind == MASK or (kind in (None, TENSOR) and base in TENSORISH and _named_as_mask(element)):
+        if kind == MASK or (kind in (None, TENSOR) and base in TENSORISH and _named_as_mask(element)) or (
+                kind == NDARRAY and base in TENSORISH and type(element) is ast.Compare):  # x[seeds == 1]
             a.report(RULE, node, "boolean-mask indexing has a data-dependent output shape; "
                      "use torch.where(mask, x, 0) with a masked reduction")
             return

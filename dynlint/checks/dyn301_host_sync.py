@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+
 from dynlint import ops
-from dynlint.analysis.kinds import TENSORISH
+from dynlint.analysis.kinds import NDARRAY, TENSORISH
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN301", "host-sync", "Copying a tensor value to the host syncs and breaks the graph", scope=Scope.DEVICE)
@@ -32,3 +34,14 @@ def check_function(a, node, qual, method, receiver) -> None:
     if node.args and not a.is_silenced(node):
         a.report(RULE, node, f"`{qual}` reads the tensor's value on the host (a sync and a graph break, like "
                  "Tensor.item()); use torch._assert_async, or check outside the compiled region")
+
+
+@RULE.on_subscript_store
+def check_numpy_store(a, target) -> None:
+    """``array[i] = t`` copies a tensor into a numpy array: to the host."""
+    statement = a.stack[-1] if a.stack else None
+    if not isinstance(statement, ast.Assign) or a.kind(target.value) != NDARRAY:
+        return
+    if a.value_kind(statement.value) in TENSORISH and not a.is_silenced(statement.value):
+        a.report(RULE, statement.value, "storing a tensor into a numpy array copies it to the host (a sync); "
+                 "keep the values in a tensor, and convert once outside the step")
