@@ -255,9 +255,12 @@ def check_tree(tree: ast.AST, lines: list[str], settings: Settings = _DEFAULT_SE
     that project; without, as a project of its own."""
     from dynlint.runner import check_units
 
+    from dynlint.analysis.modules import is_package_init, module_name
+
     unit = Unit(filename or "<string>", filename or "<string>")
-    if table is not None and filename:
-        unit.module = table.module_of.get(filename, "")
+    if filename:  # the file's module name, as a run of dynlint check names it
+        unit.module = (table.module_of.get(filename) if table is not None else None) or module_name(filename)
+        unit.is_package = is_package_init(filename)
     result = check_units([unit], settings, parsed={0: (tree, lines, False, None)}, base_table=table,
                          enabled=enabled, noqa=False)[0]
     return result.findings

@@ -151,7 +151,7 @@ MODULE_BASE_QUALNAMES = frozenset({
     "torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential",
     "torch.nn.ModuleList", "torch.nn.ModuleDict",
 })
-MODULE_BASE_SUFFIXES = ("PreTrainedModel", "LightningModule")
+MODULE_BASE_SUFFIXES = ("PreTrainedModel", "LightningModule", "BaseModule", "ModelMixin")
 
 #: base classes whose __getitem__/__iter__ run on the host, in data workers
 DATASET_BASE_QUALNAMES = frozenset({
@@ -160,6 +160,8 @@ DATASET_BASE_QUALNAMES = frozenset({
     "torch.utils.data.TensorDataset", "torch.utils.data.IterDataPipe", "torch.utils.data.MapDataPipe",
 })
 HOST_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__len__"})
+#: base classes (by name) whose every method runs on the host: Lightning data modules
+HOST_CLASS_SUFFIXES = ("DataModule",)
 HOST_CALLBACK_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
 
 #: annotations that mean "a tensor" / "not a tensor"
@@ -403,3 +405,14 @@ MODEL_ENTRY_METHODS = frozenset({"forward", "generate", "predict", "encode", "de
 #: indices): a tensor indexed by one
 #: is boolean-mask indexing, whatever the analysis could prove about the value
 MASK_NAME_RE = re.compile(r"(?:^|_)(?:mask|masks|valid|is|has)(?:$|_)|^(?:is|has)[A-Z]", re.IGNORECASE)
+
+#: tensor methods that move data to the host on purpose: a function calling them on tensors (outside an
+#: nn.Module) is host code (metrics, plots, export), unless a compiled or training path reaches it
+TO_HOST_METHODS = frozenset({"cpu", "numpy"})
+#: module-path components of code that runs on the host: tests, metrics, plotting, datasets/data
+#: pipelines, export (an unknown function there is host code; reached from a forward it is compiled)
+HOST_MODULE_PARTS = frozenset({
+    "test", "tests", "testing", "metrics", "metric", "visualization", "visualize", "visualizer", "viz",
+    "plot", "plots", "plotting", "data", "datasets", "dataset", "dataio", "datamodules", "export", "exporters",
+    "benchmarks", "benchmark", "scripts", "tools", "examples",
+})

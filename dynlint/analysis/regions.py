@@ -13,8 +13,11 @@
   functions, GPU kernels, code under ``if not torch.compiler.is_compiling():``
   and the like, code that runs a model from outside its forward (inference
   pipelines, predictors, evaluation loops: a call of an ``nn.Module`` instance,
-  or of a value named ``model``/``net``/``unet``...), and anything reachable
-  only from them;
+  or of a value named ``model``/``net``/``unet``...), code that moves tensors
+  to the CPU on purpose (``.cpu()``, ``.numpy()`` outside an ``nn.Module``:
+  metrics, plots, export), code in modules whose path says host code (tests,
+  ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...), and
+  anything reachable only from them;
 * ``unknown`` — nothing in this run reaches it (a library checked alone).
 
 A function reachable from several kinds of roots takes the first region of that
@@ -77,6 +80,9 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     compiled.add(function_id)
                 elif name in ops.CONSTRUCTION_METHODS:
                     host.add(function_id)
+    for function_id in table.functions:
+        if _host_module(function_id):
+            host.add(function_id)
     regions: dict[str, str] = {}
     # host last: a function also reached from compiled or training code runs there too
     for region, roots in ((COMPILED, compiled), (TRAINING, training), (HOST_REGION, host)):
@@ -94,6 +100,14 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     regions[target] = region
                     pending.append(target)
     return regions
+
+
+def _host_module(function_id: str) -> bool:
+    """In a module whose path says host code (``tests``, ``metrics``, ``data``, ``visualization``...,
+    or a ``test_*.py`` file)."""
+    parts = function_id.split(".")
+    return any(part in ops.HOST_MODULE_PARTS or part.startswith("test_") or part.endswith("_test")
+               for part in parts[:-1])
 
 
 def _targets(table: ProjectFacts, ref: tuple) -> list[str]:

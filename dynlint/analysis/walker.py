@@ -73,7 +73,7 @@ class _Scope:
 
 
 class _ClassInfo:
-    __slots__ = ("name", "id", "is_module", "is_dataset", "attr_kinds", "body_attrs", "node", "deferred")
+    __slots__ = ("name", "id", "is_module", "is_dataset", "attr_kinds", "body_attrs", "node", "deferred", "host_class")
 
     def __init__(self, name: str, class_id: str, is_module: bool, is_dataset: bool, node=None):
         self.name = name
@@ -87,6 +87,7 @@ class _ClassInfo:
         self.attr_kinds: dict[str, object] = {}
         self.body_attrs: dict[str, object] = {}  # attr_kinds before __init__ runs
         self.deferred = False                    # its methods are walked one by one (module-level class)
+        self.host_class = False                  # every method runs on the host (a LightningDataModule)
 
 
 @dataclass
@@ -1094,7 +1095,7 @@ class Analyzer:
         if DISABLED in flags or KERNEL in flags:
             roots.append((ROOT_HOST, ref_function(function_id)))
         if cls is not None:
-            if cls.is_dataset and node.name in ops.HOST_METHODS:
+            if (cls.is_dataset and node.name in ops.HOST_METHODS) or cls.host_class:
                 roots.append((ROOT_HOST, ref_function(function_id)))
             if node.name in ops.STEP_METHODS:
                 roots.append((ROOT_TRAIN, ref_function(function_id)))
@@ -1296,6 +1297,8 @@ class Analyzer:
                     is_module_class = is_module_class or bool(flags[0])
                     is_dataset = is_dataset or bool(flags[1])
         info = _ClassInfo(node.name, class_id, is_module_class, is_dataset, node)
+        info.host_class = any((self.qualname(b) or getattr(b, "attr", getattr(b, "id", ""))).endswith(
+            ops.HOST_CLASS_SUFFIXES) for b in node.bases)
         self.produced.classes[class_id] = (tuple(bases), is_module_class, is_dataset)
         self.local_classes[node.name] = info
         self.bind_name_in_parent(node.name)
@@ -1671,9 +1674,10 @@ class Analyzer:
     def _record_call(self, node: ast.Call) -> None:
         func = node.func
         qual = self.qualname(func)
-        if self._drives_a_model(func, qual):
+        if self._drives_a_model(func, qual) or self._moves_to_host(func):
             # code that runs a model from outside its forward (a pipeline, a predictor, an eval
-            # loop) runs eagerly around it: the host, unless a compiled or training path reaches it
+            # loop), or that moves tensors to the CPU on purpose (.cpu(), .numpy(): metrics, plots,
+            # export), runs eagerly on the host, unless a compiled or training path reaches it
             function_id = self._function_id()
             if function_id not in self._drivers:
                 self._drivers.add(function_id)
@@ -1702,6 +1706,10 @@ class Analyzer:
                 keywords[item.arg] = self._arg_fact(item.value)
         context = self.context or CALL
         self.produced.calls.append((self._function_id(), ref, tuple(args), keywords, star, context))
+
+    def _moves_to_host(self, func: ast.expr) -> bool:
+        return type(func) is ast.Attribute and func.attr in ops.TO_HOST_METHODS and \
+            not (self.classes and self.classes[-1].is_module) and self.kind(func.value) in TENSORISH
 
     def _drives_a_model(self, func: ast.expr, qual: str | None) -> bool:
         if qual is not None or (self.classes and self.classes[-1].is_module):
