@@ -16,6 +16,7 @@ otherwise the longest line of the file itself, but at least 79 and at most 120
 
 from __future__ import annotations
 
+import ast
 import configparser
 import io
 import keyword
@@ -109,7 +110,24 @@ def fit(content: str, prefix: str, suffix: str, limit: int) -> str:
     indent = re.match(r"[ \t]*", prefix).group(0)
     unit = "\t" if indent.startswith("\t") else _INDENT
     wrapped = _split(content, indent, unit, len(prefix), len(suffix), limit, _open_context(prefix, suffix))
-    return wrapped if wrapped is not None else content
+    if wrapped is None or not _same_code(content, wrapped):
+        return content
+    return wrapped
+
+
+def _same_code(before: str, after: str) -> bool:
+    """Whether the wrapped text is the same program as the original (the splitter works on
+    tokens, so a case it misreads, e.g. a comma inside a lambda, must never reach a file):
+    both parsed as one parenthesised expression, or else as statements, give one tree."""
+    def tree(text: str) -> str | None:
+        for source, mode in ((f"(\n{text}\n)", "eval"), (text, "exec")):
+            try:
+                return ast.dump(ast.parse(source, mode=mode))
+            except (SyntaxError, ValueError):
+                continue
+        return None
+    original = tree(before)
+    return original is not None and original == tree(after)
 
 
 _TIGHT_BEFORE = ("+", "-", "*", "/", "%", "@", "|", "&", "^", "~", "<<", ">>", "await", "not")
