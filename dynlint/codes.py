@@ -17,6 +17,8 @@ class RuleInfo:
     code: str
     name: str
     summary: str
+    #: where its findings are reported (``dynlint.checks.Scope`` value; "anywhere" for DYN000)
+    scope: str = "anywhere"
 
     @property
     def url(self) -> str:
@@ -28,7 +30,7 @@ def _catalogue() -> dict[str, RuleInfo]:
 
     table = {"DYN000": RuleInfo("DYN000", "parse-error", "A file that cannot be read or parsed")}
     for code, declared in sorted(load_all().items()):
-        table[code] = RuleInfo(code, declared.name, declared.summary)
+        table[code] = RuleInfo(code, declared.name, declared.summary, declared.scope.value)
     return table
 
 

@@ -19,7 +19,7 @@ from dynlint.codes import RULES, RuleInfo
 if TYPE_CHECKING:  # importlib.abc.Traversable moved in 3.11 and is deprecated there in 3.12+
     from importlib.resources.abc import Traversable
 
-REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
+REQUIRED_SECTIONS = ("What it does", "Where it reports", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 
 _TITLE_RE = re.compile(r"^#\s+(?P<code>[A-Z]+[0-9]+):\s*(?P<name>[a-z0-9-]+)\s*$")
 _SECTION_RE = re.compile(r"^##\s+(?P<title>.+?)\s*$")

@@ -44,6 +44,25 @@ def test_document_has_title_summary_and_required_sections(code):
     assert doc.example and doc.use_instead, f"{code}.md needs a python block in Example and in Use instead"
 
 
+# what each registered scope means for the report (dynlint.api.finish), in the words its docs must use
+SCOPE_PHRASES = {
+    "device": "reported only with `--include-host`",
+    "step": "Only in the compiled step and the training step",
+    "compiled": "Only in the compiled step (",
+    "anywhere": "Everywhere, host code included",
+}
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if c != "DYN000"])
+def test_where_it_reports_states_the_registered_scope(code):
+    section = load_doc(code).sections["Where it reports"]
+    scope = RULES[code].scope
+    assert SCOPE_PHRASES[scope] in section, f"{code} is registered with scope {scope!r}"
+    for other, phrase in SCOPE_PHRASES.items():
+        if other != scope and phrase not in SCOPE_PHRASES[scope]:
+            assert phrase not in section, f"{code}.md describes scope {other!r} but is registered {scope!r}"
+
+
 @pytest.mark.parametrize("code", [c for c in CODES if c != "DYN000"])
 def test_example_imports_torch_and_use_instead_is_valid_python(code):
     doc = load_doc(code)
@@ -134,6 +153,7 @@ def test_rule_json_for_one_rule(capsys):
     assert record["code"] == "DYN105"
     assert record["name"] == "dynamic-output-op"
     assert record["summary"] == RULES["DYN105"].summary
+    assert record["scope"] == "device"
     assert record["explanation"].startswith("# DYN105")
 
 

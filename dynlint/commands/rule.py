@@ -24,6 +24,7 @@ def _record(info, doc_text: str | None) -> dict:
         "code": info.code,
         "name": info.name,
         "summary": info.summary,
+        "scope": info.scope,
         "url": info.url,
         "explanation": doc_text,
     }
