@@ -314,6 +314,12 @@ COMPILED_WRAPPERS = frozenset({
     "torch.vmap", "torch.func.vmap", "torch.func.grad", "torch.func.jacrev", "torch.func.jacfwd",
     "torch.func.functional_call", "torch.cond", "torch.export.export",
 })
+#: wrappers that call the function they are given with the rest of their arguments:
+#: qualname -> (index of the function, index of its first argument, the wrapper's own keywords)
+FORWARDING_WRAPPERS = {
+    "torch.utils.checkpoint.checkpoint": (0, 1, frozenset({
+        "use_reentrant", "context_fn", "determinism_check", "debug", "preserve_rng_state"})),
+}
 DISABLE_DECORATORS = frozenset({
     "torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo", "torch.jit.unused", "torch.jit.ignore",
 })

@@ -37,7 +37,7 @@ from typing import Iterator, Sequence, TextIO
 
 from dynlint.api import Outcome, Unit, analyze_source, finish, parse_error_finding, parse_for_reuse, rewalk
 from dynlint.analysis.facts import EMPTY, FileFacts, ProjectFacts, still_valid
-from dynlint.analysis.modules import imported_modules, is_package_init, levels, module_name
+from dynlint.analysis.modules import imported_modules, is_package_init, levels, module_name, unique_aliases
 from dynlint.cache import Cache
 from dynlint.config import Settings
 from dynlint.diagnostics import FileResult
@@ -84,7 +84,11 @@ def _stdin_module(relpath: str) -> str:
 
 
 def project_roots(units: Sequence[Unit]) -> frozenset[str]:
-    return frozenset(unit.module.split(".", 1)[0] for unit in units if unit.module)
+    """The first components of the names the run's modules can be imported by (their module
+    names and the path aliases of ``modules.unique_aliases``)."""
+    names = {unit.module for unit in units if unit.module}
+    names.update(unique_aliases({unit.relpath: unit.module for unit in units if unit.module}))
+    return frozenset(name.split(".", 1)[0] for name in names)
 
 
 # ------------------------------------------------------------------ one walk
@@ -210,7 +214,8 @@ def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enab
     parsed = dict(parsed or {})
     roots = project_roots(units)
     if base_table is not None:
-        roots = roots | frozenset(m.split(".", 1)[0] for m in base_table.modules())
+        roots = roots | frozenset(m.split(".", 1)[0] for m in base_table.modules()) \
+            | frozenset(alias.split(".", 1)[0] for alias in unique_aliases(base_table.module_of))
     count = len(units)
     data: dict[int, bytes | str] = {}
     sizes: dict[int, int] = {}
@@ -300,6 +305,8 @@ def _import_levels(units: list[Unit], data: dict, trees: dict) -> list[list[int]
     if len(units) < 2:
         return [list(range(len(units)))]
     known = {unit.module: index for index, unit in enumerate(units)}
+    for alias, module in unique_aliases({unit.relpath: unit.module for unit in units}).items():
+        known.setdefault(alias, known[module])
     names = set(known)
     dependencies: list[set[int]] = []
     for index, unit in enumerate(units):

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dynlint import ops
+from dynlint.analysis.modules import unique_aliases
 from dynlint.analysis.kinds import MASK, OBJ, PY, SCALAR_TENSOR, TENSOR, TENSORISH
 
 # --- what a file produces -------------------------------------------------------------
@@ -145,6 +146,8 @@ class ProjectFacts:
         self.files: list[FileFacts] = list(files)
         #: relpath -> module name of the files of the run that solved this table
         self.module_of: dict[str, str] = {}
+        self._aliases: dict[str, str] = {}
+        self._aliases_from = 0
         for facts in self.files:
             namespace = self.namespaces.setdefault(facts.module, {})
             namespace.update(facts.aliases)
@@ -233,6 +236,9 @@ class ProjectFacts:
             for cut in range(len(parts) - 1, 0, -1):
                 namespace = self.namespaces.get(".".join(parts[:cut]))
                 if namespace is None:
+                    alias = self._module_aliases().get(".".join(parts[:cut]))
+                    namespace = self.namespaces.get(alias) if alias else None
+                if namespace is None:
                     continue
                 target = namespace.get(parts[cut])
                 if target is not None and target != qualname:
@@ -242,6 +248,13 @@ class ProjectFacts:
         if depth == 0:
             self._resolved[qualname] = result
         return result
+
+    def _module_aliases(self) -> dict[str, str]:
+        """Other names the run's modules may be imported by (``modules.unique_aliases``)."""
+        if self._aliases_from != len(self.module_of):  # module_of is filled after construction
+            self._aliases = unique_aliases(self.module_of)
+            self._aliases_from = len(self.module_of)
+        return self._aliases
 
     # ---------------------------------------------------------------- classes
     def class_flags(self, class_id: str, seen: frozenset = frozenset()) -> tuple | None:

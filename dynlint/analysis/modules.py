@@ -4,9 +4,11 @@ A file's module name follows its package: ``pkg/sub/mod.py`` is ``pkg.sub.mod``
 when ``pkg/`` and ``pkg/sub/`` hold an ``__init__.py``; ``__init__.py`` names
 the package itself; a file outside any package is named by its stem (a script,
 or a module run from its own directory).  Imports between project modules are
-resolved against these names (``dynlint.analysis.project``), with a fallback on
-unique suffixes for projects imported from an unusual root (namespace packages,
-``sys.path`` tweaks).
+resolved against these names (``dynlint.analysis.facts``), and, for a name no module of
+the run has, against the dotted forms of the files' paths (``path_aliases``): a directory
+without ``__init__.py`` (a namespace package, ``from pkg.helpers import f`` run from the
+project root) or a script directory put on ``sys.path`` (``from helpers import f`` for
+``src/pkg/helpers.py``).  Only a name that one file alone can have is used.
 """
 
 from __future__ import annotations
@@ -33,6 +35,39 @@ def module_name(path: str) -> str:
             break
     parts.reverse()
     return ".".join(p for p in parts if p) or stem
+
+
+def path_aliases(relpath: str, module: str) -> list[str]:
+    """The other dotted names the file at ``relpath`` may be imported by: every dotted suffix
+    of its path (``a/pkg/helpers.py``: ``helpers``, ``pkg.helpers``, ``a.pkg.helpers``), up to
+    the first directory that is not an identifier, ``module`` itself excluded."""
+    stem, extension = os.path.splitext(relpath.replace("\\", "/"))
+    if extension not in (".py", ".pyi"):
+        return []
+    parts = [part for part in stem.split("/") if part not in ("", ".")]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    names = []
+    for start in range(len(parts) - 1, -1, -1):
+        if not parts[start].isidentifier():
+            break
+        name = ".".join(parts[start:])
+        if name != module:
+            names.append(name)
+    return names
+
+
+def unique_aliases(module_of: dict[str, str]) -> dict[str, str]:
+    """alias -> module for every path alias (``path_aliases``) that no module of the run is
+    named and that exactly one file can have."""
+    modules = set(module_of.values())
+    seen: dict[str, str | None] = {}
+    for relpath, module in module_of.items():
+        for alias in path_aliases(relpath, module):
+            if alias in modules:
+                continue
+            seen[alias] = module if seen.get(alias, module) == module else None
+    return {alias: module for alias, module in seen.items() if module is not None}
 
 
 def is_package_init(path: str) -> bool:

@@ -1682,18 +1682,24 @@ class Analyzer:
             if function_id not in self._drivers:
                 self._drivers.add(function_id)
                 self.produced.roots.append((ROOT_DRIVER, ref_function(function_id)))
+        positional, own_keywords = node.args, ()
         if qual is not None and not self._is_project(qual):
             if qual in ops.COMPILED_WRAPPERS and node.args:
                 self._note_callback(node.args[0], ROOT_COMPILED)
             elif qual in ops.DISABLE_DECORATORS and node.args:
                 self._note_callback(node.args[0], ROOT_HOST)
-            return
+            forwarding = ops.FORWARDING_WRAPPERS.get(qual)
+            if forwarding is None or len(node.args) <= forwarding[0] \
+                    or isinstance(node.args[forwarding[0]], ast.Starred):
+                return
+            # checkpoint(fn, *args): fn is called with the wrapper's remaining arguments
+            func, positional, own_keywords = node.args[forwarding[0]], node.args[forwarding[1]:], forwarding[2]
         ref = self._callee_ref(func)
         if ref is None:
             return
         args = []
         star = False
-        for arg in node.args:
+        for arg in positional:
             if isinstance(arg, ast.Starred):
                 star = True
                 break
@@ -1702,7 +1708,7 @@ class Analyzer:
         for item in node.keywords:
             if item.arg is None:
                 star = True
-            else:
+            elif item.arg not in own_keywords:
                 keywords[item.arg] = self._arg_fact(item.value)
         context = self.context or CALL
         self.produced.calls.append((self._function_id(), ref, tuple(args), keywords, star, context))

@@ -1,0 +1,35 @@
+"""Module names and the other names a file may be imported by (dynlint.analysis.modules)."""
+
+from __future__ import annotations
+
+from dynlint.analysis.modules import path_aliases, unique_aliases
+from dynlint.api import Settings
+from dynlint.runner import check_units, make_units
+
+
+def test_path_aliases_are_the_dotted_suffixes_of_the_path():
+    assert path_aliases("src/pkg/helpers.py", "helpers") == ["pkg.helpers", "src.pkg.helpers"]
+    assert path_aliases("pkg/sub/__init__.py", "sub") == ["pkg.sub"]
+    # a directory that is not an identifier ends the names
+    assert path_aliases("my-repo/pkg/helpers.py", "pkg.helpers") == ["helpers"]
+    assert path_aliases("notes.txt", "notes") == []
+
+
+def test_an_alias_two_files_could_have_is_not_used():
+    aliases = unique_aliases({"a/utils.py": "utils", "b/utils.py": "b.utils", "a/model.py": "model"})
+    assert aliases["a.utils"] == "utils" and aliases["a.model"] == "model"
+    assert "utils" not in aliases  # a module of the run has that name: never an alias
+    ambiguous = unique_aliases({"x/pkg/io.py": "io", "y/pkg/io.py": "io2"})
+    assert "pkg.io" not in ambiguous and ambiguous["x.pkg.io"] == "io"
+
+
+def test_a_namespace_package_imported_from_the_project_root_is_one_project(tmp_path):
+    (tmp_path / "ns").mkdir()  # no __init__.py: a namespace package
+    (tmp_path / "ns" / "helpers.py").write_text("def count(v):\n    return int(v.sum())\n")
+    (tmp_path / "ns" / "model.py").write_text(
+        "from torch import nn\nfrom ns.helpers import count\n\n\n"
+        "class M(nn.Module):\n    def forward(self, x):\n        return count(x > 0)\n")
+    units = make_units([(str(tmp_path / "ns" / name), f"ns/{name}") for name in ("helpers.py", "model.py")])
+    results = check_units(units, Settings(), jobs=1)
+    codes = {(r.relpath, f.code, f.line) for r in results for f in r.findings}
+    assert ("ns/helpers.py", "DYN301", 2) in codes
