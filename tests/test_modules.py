@@ -11,16 +11,21 @@ def test_path_aliases_are_the_dotted_suffixes_of_the_path():
     assert path_aliases("src/pkg/helpers.py", "helpers") == ["pkg.helpers", "src.pkg.helpers"]
     assert path_aliases("pkg/sub/__init__.py", "sub") == ["pkg.sub"]
     # a directory that is not an identifier ends the names
-    assert path_aliases("my-repo/pkg/helpers.py", "pkg.helpers") == ["helpers"]
+    assert path_aliases("my-repo/pkg/helpers.py", "helpers") == ["pkg.helpers"]
     assert path_aliases("notes.txt", "notes") == []
 
 
+def test_files_of_regular_packages_and_well_known_modules_get_no_alias():
+    assert path_aliases("src/pkg/helpers.py", "pkg.helpers") == []  # pkg/ has an __init__.py
+    assert path_aliases("vendor/numpy/random.py", "random") == []  # never "numpy.random"
+    assert path_aliases("lib/torch/ops.py", "ops") == []
+
+
 def test_an_alias_two_files_could_have_is_not_used():
-    aliases = unique_aliases({"a/utils.py": "utils", "b/utils.py": "b.utils", "a/model.py": "model"})
+    aliases = unique_aliases({"a/utils.py": "utils", "a/model.py": "model", "b/c/x.py": "x", "d/c/x.py": "x"})
     assert aliases["a.utils"] == "utils" and aliases["a.model"] == "model"
-    assert "utils" not in aliases  # a module of the run has that name: never an alias
-    ambiguous = unique_aliases({"x/pkg/io.py": "io", "y/pkg/io.py": "io2"})
-    assert "pkg.io" not in ambiguous and ambiguous["x.pkg.io"] == "io"
+    assert "c.x" not in aliases  # two files could be c.x
+    assert aliases["b.c.x"] == "x" and aliases["d.c.x"] == "x"
 
 
 def test_a_namespace_package_imported_from_the_project_root_is_one_project(tmp_path):

@@ -14,6 +14,7 @@ project root) or a script directory put on ``sys.path`` (``from helpers import f
 from __future__ import annotations
 
 import os
+import sys
 from functools import lru_cache
 
 
@@ -38,9 +39,13 @@ def module_name(path: str) -> str:
 
 
 def path_aliases(relpath: str, module: str) -> list[str]:
-    """The other dotted names the file at ``relpath`` may be imported by: every dotted suffix
-    of its path (``a/pkg/helpers.py``: ``helpers``, ``pkg.helpers``, ``a.pkg.helpers``), up to
-    the first directory that is not an identifier, ``module`` itself excluded."""
+    """The other dotted names the file at ``relpath`` may be imported by, when it is not in a
+    regular package (its module name is its bare stem): the dotted suffixes of its path
+    (``a/pkg/helpers.py``: ``pkg.helpers``, ``a.pkg.helpers``), up to the first directory that
+    is not an identifier.  A name whose first part is a standard-library or well-known
+    third-party module is never one (a ``numpy/`` directory must not capture ``numpy``)."""
+    if "." in module:
+        return []
     stem, extension = os.path.splitext(relpath.replace("\\", "/"))
     if extension not in (".py", ".pyi"):
         return []
@@ -48,13 +53,16 @@ def path_aliases(relpath: str, module: str) -> list[str]:
     if parts and parts[-1] == "__init__":
         parts.pop()
     names = []
-    for start in range(len(parts) - 1, -1, -1):
-        if not parts[start].isidentifier():
+    for start in range(len(parts) - 2, -1, -1):
+        if not parts[start].isidentifier() or parts[start] in _EXTERNAL_ROOTS:
             break
-        name = ".".join(parts[start:])
-        if name != module:
-            names.append(name)
+        names.append(".".join(parts[start:]))
     return names
+
+
+_EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | {
+    "torch", "torchvision", "torchaudio", "numpy", "scipy", "pandas", "transformers", "timm", "jax",
+    "tensorflow", "sklearn", "lightning", "pytorch_lightning", "functorch", "triton", "cv2", "PIL"}
 
 
 def unique_aliases(module_of: dict[str, str]) -> dict[str, str]:
@@ -64,10 +72,9 @@ def unique_aliases(module_of: dict[str, str]) -> dict[str, str]:
     seen: dict[str, str | None] = {}
     for relpath, module in module_of.items():
         for alias in path_aliases(relpath, module):
-            if alias in modules:
-                continue
-            seen[alias] = module if seen.get(alias, module) == module else None
-    return {alias: module for alias, module in seen.items() if module is not None}
+            if alias not in modules:
+                seen[alias] = None if alias in seen else relpath
+    return {alias: module_of[relpath] for alias, relpath in seen.items() if relpath is not None}
 
 
 def is_package_init(path: str) -> bool:
