@@ -266,6 +266,16 @@ TENSOR_ONLY_METHODS = frozenset((
     "requires_grad_ retain_grad register_hook"
 ).split())
 
+#: methods of dicts, lists and strings that tensors lack: calling one says the value is not a
+#: tensor (``self.masks.items()`` where ``self.masks`` is a Parameter on one path and a dict on another)
+NOT_TENSOR_METHODS = frozenset(
+    "items keys get setdefault update append extend insert pop popitem remove copy count index reverse "
+    "startswith endswith format join lower upper strip encode decode".split()
+)
+#: methods tensors share with dicts (sparse ``t.values()``): on a value only maybe a tensor, the
+#: result is only maybe one too
+CONTAINER_SHARED_METHODS = frozenset({"values"})
+
 #: attributes only tensors have
 TENSOR_ONLY_ATTRIBUTES = frozenset("device is_cuda grad_fn is_leaf requires_grad mT mH".split())
 

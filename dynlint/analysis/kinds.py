@@ -106,9 +106,16 @@ def join(a, b):
         return TENSOR, False
     if a in TENSORISH or b in TENSORISH:
         return (a if a in TENSORISH else b), True
+    if type(a) is tuple and type(b) is tuple and a[0] == b[0] == TUPLE and len(a) == len(b):
+        # `return None, None` on one path, `return node_mask, edge_mask` on another: element by element
+        parts = [join(x, y) for x, y in zip(a[1:], b[1:])]
+        return (TUPLE, *(kind for kind, _ in parts)), any(maybe for _, maybe in parts)
     for one, other in ((a, b), (b, a)):
         # `if head is None: head = Head()`: the object whenever it is used as one
         if (is_module(one) or obj_class(one) is not None) and other in (None, PY):
+            return one, True
+        # `return None` on one path, a tuple of tensors on another: the tuple whenever it is unpacked
+        if type(one) is tuple and one[0] == TUPLE and other in (None, PY) and any(k in TENSORISH for k in one[1:]):
             return one, True
     return None, False
 

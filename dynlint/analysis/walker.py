@@ -640,7 +640,8 @@ class Analyzer:
             self.kind(node)
             return id(node) in self._maybe_calls
         if t is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
-            return False
+            self.kind(node)
+            return id(node) in self._maybe_calls
         return False
 
     def on_some_path(self, node: ast.AST) -> bool:
@@ -758,6 +759,13 @@ class Analyzer:
             info = self.classes[-1]
             known, kind = self._self_attr(info, attr)
             if known:
+                if kind == PY and info.id:
+                    # `self.mask = None` in __init__, a tensor once another method computed it: a
+                    # tensor whenever it is used as one (as within one method, see _set_self_attr)
+                    elsewhere = self.ask(("attr", info.id, attr))
+                    if elsewhere in TENSORISH:
+                        self._maybe_calls.add(id(node))  # only maybe: a plain value on the other path
+                        return elsewhere
                 return kind
             return self.ask(("attr", info.id, attr)) if info.id else None
         qual = self.qualname(node)
@@ -811,6 +819,8 @@ class Analyzer:
             receiver = self.kind(func.value)
             method = func.attr
             if receiver in TENSORISH:
+                if method in ops.CONTAINER_SHARED_METHODS and self.uncertain(func.value):
+                    self._maybe_calls.add(id(node))
                 return _tensor_method_kind(receiver, method, node, self._asks_for_bool(node))
             if receiver == NDARRAY:
                 return PY if method in ("item", "tolist") else NDARRAY
@@ -1980,6 +1990,8 @@ def _canonical(qualified: str) -> str:
 
 
 def _tensor_method_kind(receiver, method: str, node: ast.Call, asks_for_bool: bool = False):
+    if method in ops.NOT_TENSOR_METHODS:
+        return None  # a tensor has no .items()/.append(): the receiver is not one here
     if asks_for_bool:
         return MASK  # x.new_zeros(n, dtype=torch.bool), x.to(torch.bool)
     if method in ops.SIZE_METHODS:
