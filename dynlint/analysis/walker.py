@@ -237,7 +237,9 @@ class Analyzer:
     def _analysis(self) -> FileAnalysis:
         findings, places, answers = [], [], {}
         facts = FileFacts(self.module)
-        for key in [None] + [item[0] for item in self._ordered_deferred()]:
+        # dict.fromkeys: overloads (``@overload`` stubs, then the definition) share one function id
+        # and one unit: count it once
+        for key in dict.fromkeys([None] + [item[0] for item in self._ordered_deferred()]):
             unit = self.units.get(key)
             if unit is None:
                 continue
