@@ -211,6 +211,7 @@ class Analyzer:
         self.produced = FileFacts(self.module)
         self.findings, self.places = [], []
         self.seen = set()
+        self._drivers = set()  # per unit: a unit walked again must note its driver roots again
         self.consumed = Consumed(self.table)
 
     def _end_unit(self, key) -> None:
