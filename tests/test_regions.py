@@ -184,3 +184,23 @@ def test_a_helper_module_without_import_torch_gets_its_callers_tensors(tmp_path)
         "    def forward(self, x: torch.Tensor):\n        return x * to_int(x.sum())\n")
     reported = findings(dynlint("check", "--no-cache", "--output-format", "json", cwd=tmp_path))
     assert (2, "DYN301", "compiled") in reported
+
+
+def test_a_driver_walked_again_in_a_later_round_stays_host():
+    # evaluate is walked before summarize's return is known, and again once it is: its "runs a
+    # model from outside a forward" root must survive the second walk (it once vanished: unknown)
+    from dynlint.api import check_source
+
+    source = (
+        "import torch\n\n\n"
+        "def evaluate(model, loader):\n"
+        "    for x in loader:\n"
+        "        out = model(x)\n"
+        "        s = summarize(out)\n"
+        "        print(s.item())\n\n\n"
+        "def summarize(t: torch.Tensor):\n"
+        "    return t.sum()\n")
+    from dynlint.config import Settings
+
+    findings = check_source(source, "ev.py", Settings(include_host=True))
+    assert [(f.code, f.line, f.region) for f in findings] == [("DYN301", 8, "host")]

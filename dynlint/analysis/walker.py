@@ -209,6 +209,7 @@ class Analyzer:
 
     def _begin_unit(self) -> None:
         self.produced = FileFacts(self.module)
+        self._drivers = set()  # per unit: a unit walked again must note its roots again
         self.findings, self.places = [], []
         self.seen = set()
         self._drivers = set()  # per unit: a unit walked again must note its driver roots again
@@ -1272,6 +1273,12 @@ class Analyzer:
             return PY
         if qual in ("numpy.ndarray", "numpy.typing.NDArray"):
             return NDARRAY
+        if container is None and self._is_project(qual):
+            # a project class: an instance of it (calling one that is an nn.Module runs its forward)
+            answer = self.ask(("call", qual))
+            if answer is not None and type(answer[0]) is tuple and answer[0][0] == OBJ:
+                return answer[0]
+            return None
         return None
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
@@ -1961,12 +1968,15 @@ def _is_constant_none(node) -> bool:
 
 
 def _is_training_loop(loop) -> bool:
-    """The loop's body (not nested functions) calls ``.backward()`` or steps an optimizer."""
+    """The loop's body (not nested functions, not nested loops) calls ``.backward()`` or steps an
+    optimizer.  An epoch loop around the loop over batches is not the step: what it does once an
+    epoch (validation, logging) is not per-step work."""
     pending = list(loop.body)
     while pending:
         node = pending.pop()
         t = type(node)
-        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For, ast.AsyncFor,
+                 ast.While):
             continue
         if t is ast.Call and type(node.func) is ast.Attribute:
             method = node.func.attr
