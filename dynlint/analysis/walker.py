@@ -209,7 +209,6 @@ class Analyzer:
 
     def _begin_unit(self) -> None:
         self.produced = FileFacts(self.module)
-        self._drivers = set()  # per unit: a unit walked again must note its roots again
         self.findings, self.places = [], []
         self.seen = set()
         self._drivers = set()  # per unit: a unit walked again must note its driver roots again
