@@ -169,7 +169,8 @@ TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.Long
                                 "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 PY_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",
                             "List", "Dict", "Tuple", "Set", "Sequence", "Callable",
-                            "typing.List", "typing.Dict", "typing.Tuple", "typing.Sequence", "typing.Callable"})
+                            "typing.List", "typing.Dict", "typing.Tuple", "typing.Sequence", "typing.Callable",
+                            "pathlib.Path", "pathlib.PurePath", "os.PathLike"})
 
 # --- sizes (DYN302) -----------------------------------------------------------
 
@@ -216,12 +217,29 @@ SIZE_ARGUMENT_METHODS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
     "unflatten": ((1,), frozenset({"sizes"})),
 }
 
+# --- branches (DYN202) -----------------------------------------------------------
+
+#: builtins that compare their arguments' values in Python: name -> ((advice over one tensor,
+#: advice with several arguments), what they do over one tensor under torch.compile, measured on
+#: torch 2.13: sorted/any/all break the graph, min/max unroll once per length)
+COMPARING_BUILTINS: dict[str, tuple[tuple[str, str], str]] = {
+    "min": (("t.min() or t.amin()", "torch.minimum / t.clamp(max=...)"),
+            "a host sync per comparison; torch.compile unrolls it and recompiles for every new length"),
+    "max": (("t.max() or t.amax()", "torch.maximum / t.clamp(min=...)"),
+            "a host sync per comparison; torch.compile unrolls it and recompiles for every new length"),
+    "sorted": (("torch.sort(t)", "torch.sort"), "a graph break under torch.compile"),
+    "any": (("t.any()", "torch.any"), "a graph break under torch.compile"),
+    "all": (("t.all()", "torch.all"), "a graph break under torch.compile"),
+}
+
 # --- loops (DYN203) -------------------------------------------------------------
 
 #: methods/functions whose result, when iterated, unrolls over a tensor dimension
 TENSOR_ITERATION_METHODS = frozenset({"unbind", "split", "tensor_split"})
 TENSOR_ITERATION_FUNCTIONS = frozenset({"torch.unbind", "torch.split", "torch.tensor_split"})
 ITERATION_WRAPPERS = frozenset({"enumerate", "zip", "reversed"})
+#: builtins that iterate a tensor argument's rows in Python (one compile per length, measured)
+ITERATING_BUILTINS = frozenset({"sum", "list", "tuple"})
 
 # --- inputs (DYN4xx) and compile (DYN5xx) -------------------------------------------
 
@@ -266,12 +284,6 @@ TENSOR_ONLY_METHODS = frozenset((
     "requires_grad_ retain_grad register_hook"
 ).split())
 
-#: methods of dicts, lists and strings that tensors lack: calling one says the value is not a
-#: tensor (``self.masks.items()`` where ``self.masks`` is a Parameter on one path and a dict on another)
-NOT_TENSOR_METHODS = frozenset(
-    "items keys get setdefault update append extend insert pop popitem remove copy count index reverse "
-    "startswith endswith format join lower upper strip encode decode".split()
-)
 #: methods tensors share with dicts (sparse ``t.values()``): on a value only maybe a tensor, the
 #: result is only maybe one too
 CONTAINER_SHARED_METHODS = frozenset({"values"})

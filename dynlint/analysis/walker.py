@@ -20,6 +20,7 @@ region of the function itself comes from the project's call graph
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import os
 import sys
@@ -38,6 +39,7 @@ from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of 
 )
 from dynlint.analysis.modules import resolve_relative
 from dynlint.analysis.syntax import has_keyword, only_exits
+from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
 
 _STRICT = bool(os.environ.get("DYNLINT_STRICT"))  # tests: let fix-builder errors surface
@@ -146,6 +148,9 @@ class Analyzer:
         self._init_of: _ClassInfo | None = None  # the class whose __init__ is being walked
         self._drivers: set[str] = set()         # functions already noted as running a model
         self._rebinding = rebinding.Cache()     # what may rebind or reshape, for binding()
+        #: names narrowed to "not a tensor" in the else of an isinstance test: (scope, kind before), so
+        #: that a binding there joins with what the name was, not with the narrowed kind
+        self._negated: dict[str, tuple] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self, tree: ast.AST) -> FileAnalysis:
@@ -458,6 +463,8 @@ class Analyzer:
             partial = False
             if self.control_depth and name in scope.kinds:
                 previous = scope.kinds[name]
+                if self._negated and name in self._negated and self._negated[name][0] is scope:
+                    previous = self._negated[name][1]  # what it was before `else:` of an isinstance test
                 if previous != kind:
                     # bound differently on different paths: only maybe a tensor after the branch, but
                     # a tensor for real on one path when that binding was proven (skip = False;
@@ -1241,6 +1248,8 @@ class Analyzer:
                 return kinds[0]
             if any(k in TENSORISH for k in kinds):
                 return _MAYBE_TENSOR  # list[int] | Tensor: whatever is only a tensor's is the tensor's
+            if kinds and all(k is not None and k != _MAYBE_TENSOR for k in kinds):
+                return PY  # str | Path | list: no side a tensor
             return None
         qual = self.qualname(annotation)
         container = None
@@ -1523,19 +1532,55 @@ class Analyzer:
         self.control_depth += 1
         try:
             self.context = HOST if guard == _NOT_COMPILING else outer
-            with self._narrowed(node.test):
+            with self._narrowed(node.test, node.body):
                 self.visit_all(node.body)
             self.context = HOST if guard == _COMPILING else outer
-            self.visit_all(node.orelse)
+            with self._narrowed(node.test, node.orelse, negate=True):
+                self.visit_all(node.orelse)
         finally:
             self.control_depth -= 1
             self.context = outer
 
-    def _narrowed(self, test: ast.expr):
-        """``if isinstance(x, torch.Tensor):`` — x is a tensor in the body, whatever it was before."""
-        names = [call.args[0].id for call in _isinstance_checks(test)
-                 if self._names_tensor_type(call.args[1]) and type(call.args[0]) is ast.Name]
-        return _Narrowing(self, names)
+    def _narrowed(self, test: ast.expr, block, negate: bool = False):
+        """``if isinstance(x, torch.Tensor):`` — x (a name or ``self.<attr>``) is a tensor in the body,
+        whatever it was before; in the ``else`` of a lone ``isinstance`` test, or in the body of
+        ``isinstance(x, list)`` (a plain type), it is not one (``float(r.min()) if isinstance(r,
+        Tensor) else min(r)``).  ``not isinstance(...)`` the other way round."""
+        holds = not negate
+        if type(test) is ast.UnaryOp and isinstance(test.op, ast.Not):
+            test, holds = test.operand, not holds
+        checks = _isinstance_checks(test)
+        lone = checks == [test]
+        if holds:
+            tensors = [c.args[0] for c in checks if self._names_tensor_type(c.args[1])]
+            plain = [c.args[0] for c in checks if lone and self._names_plain_type(c.args[1])]
+        else:
+            tensors = []
+            plain = [c.args[0] for c in checks if lone and self._names_tensor_type(c.args[1])]
+        if not tensors and not plain:
+            return _NO_NARROWING
+        assigned = _assigned_self_attrs(block) if block else set()
+
+        def split(targets):
+            names = [t.id for t in targets if type(t) is ast.Name]
+            attrs = [t for t in targets if type(t) is ast.Attribute and type(t.value) is ast.Name
+                     and t.value.id == "self" and self.classes and self._self_is_instance() and t.attr not in assigned]
+            return names, attrs
+
+        if tensors:
+            names, attrs = split(tensors)
+            return _Narrowing(self, names, [a.attr for a in attrs], TENSOR)
+        # not a tensor here; what was taken for one is most likely a tuple or list of them
+        # (``Union[Tensor, Tuple[Tensor, Tensor]]``): maybe a sequence of tensors, for names
+        names, attrs = split(plain)
+        names = [n for n in names if self.lookup(n) in TENSORISH]
+        attrs = [a.attr for a in attrs if self.kind(a) in TENSORISH]
+        return _Narrowing(self, names, attrs, (SEQ, TENSOR), negative=True)
+
+    def _names_plain_type(self, node: ast.expr) -> bool:
+        """``list``, ``(list, tuple)``, ``int``, ``np.ndarray``: types no tensor is an instance of."""
+        types = node.elts if type(node) is ast.Tuple else [node]
+        return bool(types) and all(self.qualname(t) in _PLAIN_TYPES for t in types)
 
     def _names_tensor_type(self, node: ast.expr) -> bool:
         types = node.elts if type(node) is ast.Tuple else [node]
@@ -1577,9 +1622,10 @@ class Analyzer:
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.check_branch_test(node.test, None)
         self.visit(node.test)
-        with self._narrowed(node.test):
+        with self._narrowed(node.test, [node.body]):
             self.visit(node.body)
-        self.visit(node.orelse)
+        with self._narrowed(node.test, [node.orelse], negate=True):
+            self.visit(node.orelse)
 
     def _visit_in_control(self, node) -> None:
         self.control_depth += 1
@@ -1860,13 +1906,16 @@ class Analyzer:
 _PY_DISPLAYS = frozenset({ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.JoinedStr, ast.GeneratorExp})
 _VALUE_BUILTINS = frozenset({"int", "float", "bool", "len", "max", "min", "abs", "round"})
 _BUILTIN_NAMES = frozenset({"len", "int", "float", "bool", "complex", "range", "max", "min", "abs", "round", "sum",
-                            "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "hasattr",
+                            "any", "all", "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "hasattr",
                             "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"})
 _SEQUENCE_ANNOTATIONS = frozenset({"list", "tuple", "List", "Tuple", "Sequence", "Iterable", "typing.List",
                                    "typing.Tuple", "typing.Sequence", "typing.Iterable", "collections.abc.Sequence",
                                    "collections.abc.Iterable"})
 _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "typing.Dict", "typing.Mapping", "collections.abc.Mapping",
                                   "OrderedDict", "typing.OrderedDict", "collections.OrderedDict"})
+_PLAIN_TYPES = frozenset({"list", "tuple", "dict", "int", "float", "bool", "str", "bytes", "complex",
+                          "numpy.ndarray", "numbers.Number", "collections.abc.Sequence", "typing.Sequence",
+                          "collections.abc.Mapping", "typing.Mapping"})
 _MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see _annotation_kind)
 _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
 _COMPILING = "compiling"
@@ -1899,29 +1948,59 @@ def _spans_without_nested_scopes(body: list[ast.stmt]) -> list[tuple[int, int]]:
 
 
 class _Narrowing:
-    """Names taken as proven tensors for a block, given back their kinds after it (unless the block
-    bound them itself)."""
+    """Names (and ``self.<attr>``s not assigned in the block) taken as proven tensors — or as plain
+    values, in the else of an isinstance test — for a block, given back their kinds after it
+    (unless the block bound them itself)."""
 
-    def __init__(self, walker: "Analyzer", names: list[str]):
+    def __init__(self, walker: "Analyzer", names: list[str], attrs: list[str] = (), kind=TENSOR,
+                 negative: bool = False):
         self.walker = walker
         self.names = names
+        self.attrs = attrs
+        self.kind = kind
+        self.negative = negative  # names become maybe `kind`, attributes unknown
         self.saved: list[tuple] = []
+        self.saved_attrs: list[tuple] = []
+        self.attr_scope = None
+        self.had_own = True
 
     def __enter__(self):
         scope = self.walker.scope
+        negated = self.walker._negated
         for name in self.names:
             self.saved.append((name, name in scope.kinds, scope.kinds.get(name), name in scope.maybe,
-                               name in scope.partial, scope.bound_at.get(name)))
-            scope.kinds[name] = TENSOR
-            scope.maybe.discard(name)
+                               name in scope.partial, scope.bound_at.get(name), negated.get(name)))
+            if self.negative:
+                negated[name] = (scope, scope.kinds.get(name))
+            scope.kinds[name] = self.kind
+            (scope.maybe.add if self.negative else scope.maybe.discard)(name)
             scope.partial.discard(name)
-        if self.names:
+        if self.attrs:
+            for candidate in reversed(self.walker.scopes):
+                if candidate.node is not None and "self" in candidate.kinds:
+                    self.attr_scope = candidate
+                    break
+            if self.attr_scope is not None:
+                self.had_own = self.attr_scope.self_attrs is not None
+                if not self.had_own:
+                    self.attr_scope.self_attrs = {}
+                own = self.attr_scope.self_attrs
+                for attr in self.attrs:
+                    self.saved_attrs.append((attr, attr in own, own.get(attr)))
+                    own[attr] = None if self.negative else self.kind
+        if self.names or self.saved_attrs:
             self.walker._kind_cache.clear()  # kinds computed before the test no longer hold inside
         return self
 
     def __exit__(self, *exc):
         scope = self.walker.scope
-        for name, had, kind, maybe, partial, stamp in self.saved:
+        negated = self.walker._negated
+        for name, had, kind, maybe, partial, stamp, outer in self.saved:
+            if self.negative:
+                if outer is None:
+                    negated.pop(name, None)
+                else:
+                    negated[name] = outer
             if scope.bound_at.get(name) != stamp:
                 continue  # rebound in the block: its own binding stands
             if had:
@@ -1930,9 +2009,32 @@ class _Narrowing:
                 scope.kinds.pop(name, None)
             (scope.maybe.add if maybe else scope.maybe.discard)(name)
             (scope.partial.add if partial else scope.partial.discard)(name)
-        if self.names:
+        if self.saved_attrs:
+            own = self.attr_scope.self_attrs
+            for attr, had, kind in self.saved_attrs:
+                if had:
+                    own[attr] = kind
+                else:
+                    own.pop(attr, None)
+            if not self.had_own and not own:
+                self.attr_scope.self_attrs = None
+        if self.names or self.saved_attrs:
             self.walker._kind_cache.clear()
         return False
+
+
+_NO_NARROWING = contextlib.nullcontext()
+
+
+def _assigned_self_attrs(block) -> set[str]:
+    """``self.<attr>`` names a block (statements or expressions) assigns."""
+    found = set()
+    for item in block:
+        for sub in ast.walk(item):
+            if type(sub) is ast.Attribute and isinstance(sub.ctx, ast.Store) and type(sub.value) is ast.Name \
+                    and sub.value.id == "self":
+                found.add(sub.attr)
+    return found
 
 
 def _isinstance_checks(test: ast.expr) -> list[ast.Call]:
@@ -2002,8 +2104,8 @@ def _canonical(qualified: str) -> str:
 
 
 def _tensor_method_kind(receiver, method: str, node: ast.Call, asks_for_bool: bool = False):
-    if method in ops.NOT_TENSOR_METHODS:
-        return None  # a tensor has no .items()/.append(): the receiver is not one here
+    if method not in TENSOR_API:
+        return None  # a tensor has no .items()/.append(): the receiver is not one here (or a subclass's own)
     if asks_for_bool:
         return MASK  # x.new_zeros(n, dtype=torch.bool), x.to(torch.bool)
     if method in ops.SIZE_METHODS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.kinds import DATA_DERIVED, SIZE, TENSORISH
+from dynlint.analysis.kinds import DATA_DERIVED, MASK, SIZE, TENSOR, TENSORISH
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN203", "size-dependent-loop", "A loop over a tensor's size is unrolled per size", scope=Scope.STEP)
@@ -43,6 +43,17 @@ def check(a, iterable) -> None:
             return
     if a.value_kind(node) in TENSORISH:
         a.report(RULE, iterable, _ROWS)
+
+
+@RULE.on_call(functions=ops.ITERATING_BUILTINS)
+def check_builtin(a, node, qual, method, receiver) -> None:
+    """``sum(t)``, ``list(t)``, ``tuple(t)``: Python iterates the tensor's rows (measured: one compile per
+    length).  ``min``/``max``/``sorted`` compare the rows too: DYN202."""
+    if a.is_silenced(node):
+        return  # inside a branch test already reported (DYN202)
+    if len(node.args) == 1 and not node.keywords and a.value_kind(node.args[0]) in (TENSOR, MASK):
+        a.report(RULE, node, f"`{qual}()` of a tensor iterates its rows in Python: unrolled, and recompiled for "
+                 "every new size; use the tensor op (t.sum(dim=0), t.unbind(0) with a fixed count) instead")
 
 
 def _configured_count(a, call: ast.Call, position: int) -> bool:
