@@ -1,7 +1,7 @@
 """How many fixes `dynlint fix` applies on real code, safe and --unsafe-fixes, against a baseline commit.
 
     python bench/fix_counts.py /work/corpus --baseline bcdc2f0
-    python bench/fix_counts.py DIR [DIR ...] [--baseline REV] [--jobs N]
+    python bench/fix_counts.py DIR [DIR ...] [--baseline REV] [--list safe|unsafe|all]
 
 For the working tree and (optionally) ``--baseline`` (a commit whose
 ``dynlint/`` is exported with ``git archive`` into a temporary directory), it
@@ -10,7 +10,10 @@ the given directories, in a separate process per tree and mode, and prints:
 fixes applied, files changed, fixes that could not be placed (warnings),
 files left unchanged with DYN000, and the per-file comparisons the fixer
 promises: safe mode applies no fewer fixes than the baseline in any file, and
---unsafe-fixes no fewer than safe mode in any file.  Nothing is written.
+--unsafe-fixes no fewer than safe mode in any file.  ``--list safe`` (or
+``unsafe``, ``all``) also prints, for the working tree, every fix applied in
+that mode (file, line, code; safe fixes are those of safe mode, unsafe ones
+those only --unsafe-fixes applies) and a count per rule.  Nothing is written.
 Exit status 1 when a promise is broken.
 """
 
@@ -85,10 +88,40 @@ def fewer(a: dict, b: dict) -> list[str]:
                   if len(b.get(p, {"applied": []})["applied"]) < len(a.get(p, {"applied": []})["applied"]))
 
 
+def listed(safe: dict, unsafe: dict, which: str) -> list[tuple[str, int, str, str]]:
+    """(path, line, code, "safe"/"unsafe") of the fixes to list: safe mode's, and those only
+    --unsafe-fixes applies (per file and code, the applications beyond safe mode's)."""
+    rows = []
+    for path in sorted(set(safe) | set(unsafe)):
+        safe_fixes = [tuple(f) for f in safe.get(path, {"applied": []})["applied"]]
+        if which in ("safe", "all"):
+            rows.extend((path, line, code, "safe") for code, line in safe_fixes)
+        if which in ("unsafe", "all"):
+            remaining = list(safe_fixes)
+            for code, line in (tuple(f) for f in unsafe.get(path, {"applied": []})["applied"]):
+                if (code, line) in remaining:
+                    remaining.remove((code, line))
+                else:
+                    rows.append((path, line, code, "unsafe"))
+    return sorted(rows, key=lambda r: (r[0], r[1], r[2], r[3]))
+
+
+def print_list(safe: dict, unsafe: dict, which: str, roots: list[str]) -> None:
+    rows = listed(safe, unsafe, which)
+    counts: dict[tuple[str, str], int] = {}
+    for path, line, code, kind in rows:
+        shown = next((os.path.relpath(path, os.path.dirname(r)) for r in roots if path.startswith(r + os.sep)), path)
+        print(f"  {kind:6s} {code} {shown}:{line}")
+        counts[(code, kind)] = counts.get((code, kind), 0) + 1
+    print("per rule: " + ", ".join(f"{code} {kind} {n}" for (code, kind), n in sorted(counts.items())))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("roots", nargs="+", help="directories of real code (e.g. unzipped wheels)")
     parser.add_argument("--baseline", help="git revision to compare with (its dynlint/ is exported)")
+    parser.add_argument("--list", choices=("safe", "unsafe", "all"),
+                        help="print the working tree's fixes of that mode, one per line, and a count per rule")
     args = parser.parse_args(argv)
     roots = [os.path.abspath(r) for r in args.roots]
     files = sum(1 for r in roots for _, _, names in os.walk(r) for n in names if n.endswith(".py"))
@@ -111,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{label:28s} {mode:7s} {applied:8d} {changed:6d} {skipped:11d} {dyn000:7d} {took:6.1f}s")
     broken = 0
     current = trees[-1][0]
+    if args.list:
+        print_list(runs[(current, "safe")], runs[(current, "unsafe")], args.list, roots)
     checks = [(f"{current}: --unsafe-fixes applies fewer than safe mode", runs[(current, "safe")],
                runs[(current, "unsafe")])]
     if args.baseline:

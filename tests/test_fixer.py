@@ -562,3 +562,34 @@ def test_wrapped_fixes_mean_the_same_code_as_unwrapped_ones(monkeypatch, unsafe)
     plain, plain_applied = fix(WRAPPED, unsafe=unsafe)
     assert len(plain_applied) == len(applied) and plain != wrapped
     assert ast.dump(ast.parse(wrapped)) == ast.dump(ast.parse(plain))
+
+
+# --------------------------------------------------------------------------- DYN401 suggestions
+def test_dyn401_suggests_a_runtime_helper_that_pads_and_exists():
+    """A loader that is not known to feed training gets no drop_last fix; its message suggests
+    padding the last batch with a dynlint.runtime helper that exists and keeps every sample
+    (const_shape_dataloader drops batches: the harm the message is there to avoid)."""
+    import re  # noqa: PLC0415
+
+    import dynlint.runtime  # noqa: PLC0415
+
+    source = textwrap.dedent("""\
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        def predict(model, dataset):
+            return [model(b) for b in DataLoader(dataset, batch_size=64, shuffle=True)]
+
+
+        def build(dataset):
+            return DataLoader(dataset, batch_size=64, shuffle=True)
+        """)
+    from dynlint.config import Settings  # noqa: PLC0415
+
+    findings = [f for f in check_source(source, "loaders.py", Settings(include_host=True)) if f.code == "DYN401"]
+    assert [(f.line, f.fix is not None) for f in findings] == [(6, False), (10, True)]
+    for finding in findings:
+        named = re.findall(r"dynlint\.runtime\.(\w+)", finding.message)
+        assert named == ["pad_last_batch"], finding.message
+        assert all(hasattr(dynlint.runtime, name) for name in named)

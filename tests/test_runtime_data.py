@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader, IterableDataset, TensorDataset  # noqa: E402
 
-from dynlint.runtime import const_shape_dataloader, data_dynamicity  # noqa: E402
+from dynlint.runtime import const_shape_dataloader, data_dynamicity, pad_last_batch  # noqa: E402
 from dynlint.runtime.data import dynamicity_level  # noqa: E402
 
 
@@ -220,6 +220,50 @@ def test_const_shape_dataloader_with_reference_batch():
         kept = list(wrapped)
     assert [b.shape[1] for b in kept] == [5, 5]
     assert wrapped.dropped == 2
+
+
+def test_pad_last_batch_keeps_every_sample_at_one_shape():
+    x = torch.randn(10, 3)
+    loader = DataLoader(TensorDataset(x, torch.arange(10)), batch_size=4)  # noqa: DYN401
+    batches = list(pad_last_batch(loader))
+    assert [n for _, n in batches] == [4, 4, 2]
+    assert all(b[0].shape == (4, 3) and b[1].shape == (4,) for b, _ in batches)
+    last, n = batches[-1]
+    assert torch.equal(last[0][:n], x[8:]) and torch.equal(last[0][n:], x[9:].expand(2, 3))
+    assert last[1].tolist() == [8, 9, 9, 9]
+    # what a model computes on the real rows is what it computed on the short batch
+    outputs = torch.cat([(b[0] * 2)[:n] for b, n in pad_last_batch(loader)])
+    assert torch.equal(outputs, x * 2)
+    assert len(pad_last_batch(loader)) == 3 and pad_last_batch(loader).dataset is loader.dataset
+
+
+def test_pad_last_batch_pads_nested_batches_and_leaves_the_rest():
+    @dataclasses.dataclass
+    class Batch:
+        ids: object
+        names: list
+        scale: float
+
+    def collate(samples):
+        return {"inputs": Batch(torch.stack([s[0] for s in samples]), [s[1] for s in samples], 0.5),
+                "array": np.stack([s[2] for s in samples]), "shared": torch.ones(7)}
+
+    samples = [(torch.full((2,), i), f"s{i}", np.full(3, i)) for i in range(5)]
+    loader = DataLoader(samples, batch_size=3, collate_fn=collate)  # noqa: DYN401
+    (first, n1), (last, n2) = list(pad_last_batch(loader))
+    assert (n1, n2) == (3, 2)
+    assert last["inputs"].ids[:, 0].tolist() == [3, 4, 4] and last["inputs"].names == ["s3", "s4", "s4"]
+    assert last["array"][:, 0].tolist() == [3, 4, 4] and isinstance(last["array"], np.ndarray)
+    assert last["inputs"].scale == 0.5 and last["shared"].shape == (7,)
+    assert first["inputs"].names == ["s0", "s1", "s2"]
+
+
+def test_pad_last_batch_needs_a_batch_size_and_a_batched_leaf():
+    with pytest.raises(TypeError, match="batch_size"):
+        pad_last_batch([torch.zeros(2, 3)])
+    with pytest.raises(TypeError, match="no tensor"):
+        list(pad_last_batch([{"a": 1}], batch_size=2))
+    assert [n for _, n in pad_last_batch([torch.zeros(5, 1)], batch_size=4)] == [5]  # larger: unchanged
 
 
 def test_import_does_not_load_torch():

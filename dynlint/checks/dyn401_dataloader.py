@@ -31,12 +31,13 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
         return  # evaluation/inference: every sample counts, and the last batch compiles once
     if purpose == "training" and not _built_for_evaluation(a, node):
         a.report(RULE, node, "DataLoader keeps the short last batch, one more input shape to compile; "
-                 "pass drop_last=True (or pad the last batch, see dynlint.runtime.buckets)")
+                 "pass drop_last=True (or pad the last batch: dynlint.runtime.pad_last_batch)")
     else:
         # not known to be a training loader: dropping the last batch could drop predictions
         a.report(RULE, node, "DataLoader keeps the short last batch, one more input shape to compile; pad "
-                 "the last batch to the batch size (dynlint.runtime.const_shape_dataloader), or pass "
-                 "drop_last=True if this loader only feeds training", with_fix=False)
+                 "the last batch to the batch size and drop the padded rows' outputs "
+                 "(dynlint.runtime.pad_last_batch), or pass drop_last=True if this loader only feeds "
+                 "training", with_fix=False)
 
 
 _EVALUATION_WORDS = ("val", "eval", "test", "predict", "infer", "inference", "pipeline")

@@ -16,6 +16,7 @@ _EXPORTS = {
     # issue: data side
     "data_dynamicity": "dynlint.runtime.data",
     "const_shape_dataloader": "dynlint.runtime.data",
+    "pad_last_batch": "dynlint.runtime.data",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,4 +1,5 @@
-"""Input-shape report for data loaders, and a loader wrapper that keeps one shape.
+"""Input-shape report for data loaders, a loader wrapper that keeps one shape, and one that
+pads the short last batch to the batch size.
 
 ``data_dynamicity(loader)`` follows Gaudi's tool of the same name: it iterates
 the loader, takes the shape signature of every batch (tensors, arrays, lists,
@@ -10,8 +11,13 @@ and returns the histogram.  On top of that: ``max_batches=``, iterable
 datasets (no ``len``), a progress bar when stderr is a terminal, and the share
 of padding when batches carry an attention or padding mask.
 
-Nothing here imports torch: batches are inspected through
-:mod:`dynlint.runtime.signature` and the masks through their own methods.
+``pad_last_batch(loader)`` keeps every sample and every batch at the batch
+size: a short batch is padded with copies of its last row, and each batch
+comes with the number of its real rows.
+
+Nothing here imports torch at import time: batches are inspected through
+:mod:`dynlint.runtime.signature` and the masks through their own methods
+(``pad_last_batch`` imports torch or numpy only to pad a batch of theirs).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from collections.abc import Mapping
 
 from dynlint.runtime.signature import format_signature, iter_leaves, shape_key, signature
 
-__all__ = ["data_dynamicity", "const_shape_dataloader", "ShapeHistogram", "dynamicity_level"]
+__all__ = ["data_dynamicity", "const_shape_dataloader", "pad_last_batch", "ShapeHistogram", "dynamicity_level"]
 
 # Masks where non-zero marks a real token (Hugging Face) ...
 TOKEN_MASK_KEYS = ("attention_mask", "input_mask")
@@ -297,6 +303,125 @@ class const_shape_dataloader:  # noqa: N801 -- lower case to match Gaudi's publi
         if name == "dataloader":  # not set yet (e.g. while unpickling): avoid recursion
             raise AttributeError(name)
         return getattr(self.dataloader, name)
+
+
+class pad_last_batch:  # noqa: N801 -- a loader wrapper, named like const_shape_dataloader
+    """Every batch at the full batch size, with the count of its real rows: yields ``(batch, n)``.
+
+    For loaders that must see every sample (evaluation, inference, prediction:
+    DYN401 offers no ``drop_last=True`` there) but whose short last batch is one
+    more input shape to compile.  A batch with ``n < batch_size`` rows is padded
+    along dim 0 to ``batch_size`` by repeating its last row, in every batched
+    leaf: tensors, numpy arrays, and lists of strings whose length is the
+    batch's row count, inside lists, tuples (named ones too), dicts (and
+    ``BatchEncoding``-like mappings) and dataclasses.  Repeating a real row keeps
+    the padding valid input (token ids in range, no NaN, no empty sequence).
+    Leaves of another length (a batch-wide tensor) and Python numbers are left
+    as they are.  Use the count to drop what the padded rows produced::
+
+        for batch, n in pad_last_batch(loader):
+            predictions.append(model(batch)[:n])
+
+    ``batch_size`` defaults to the loader's own (give it for a loader built with
+    a ``batch_sampler``).  Batches larger than ``batch_size`` pass unchanged; a
+    batch without a batched leaf raises ``TypeError``.  ``len()`` and attribute
+    access fall through to the wrapped loader.
+    """
+
+    def __init__(self, dataloader, batch_size=None):
+        if batch_size is None:
+            batch_size = getattr(dataloader, "batch_size", None)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise TypeError(f"pad_last_batch: batch_size must be a positive int (the loader's own by default), "
+                            f"got {batch_size!r:.60}")
+        self.dataloader = dataloader
+        self.batch_size = batch_size
+
+    def __len__(self):
+        return len(self.dataloader)
+
+    def __iter__(self):
+        for batch in self.dataloader:
+            rows = _batch_rows(batch)
+            if rows is None:
+                raise TypeError(f"pad_last_batch: no tensor, array or list of strings in the batch "
+                                f"{format_signature(signature(batch))}")
+            if 0 < rows < self.batch_size:
+                batch = _pad_rows(batch, rows, self.batch_size)
+            yield batch, rows
+
+    def __getattr__(self, name):
+        if name == "dataloader":  # not set yet (e.g. while unpickling): avoid recursion
+            raise AttributeError(name)
+        return getattr(self.dataloader, name)
+
+
+def _is_string_list(value) -> bool:
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, (str, bytes)) for v in value)
+
+
+def _batch_rows(batch, _depth: int = 0):
+    """The row count of a batch: dim 0 of its first tensor or array (or the length of its first
+    list of strings), depth first; None when it has neither."""
+    if _depth > 32:
+        return None
+    shape = getattr(batch, "shape", None)
+    if shape is not None and not isinstance(batch, type):
+        return int(shape[0]) if len(shape) else None
+    if _is_string_list(batch):
+        return len(batch)
+    for item in _children(batch):
+        rows = _batch_rows(item, _depth + 1)
+        if rows is not None:
+            return rows
+    return None
+
+
+def _children(value):
+    if isinstance(value, Mapping):
+        return list(value.values())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [getattr(value, f.name) for f in dataclasses.fields(value)]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return []
+
+
+def _pad_rows(value, rows: int, size: int, _depth: int = 0):
+    """``value`` with every leaf of ``rows`` rows padded to ``size`` by repeating its last row."""
+    if _depth > 32:
+        return value
+    pad = lambda item: _pad_rows(item, rows, size, _depth + 1)  # noqa: E731
+    shape = getattr(value, "shape", None)
+    if shape is not None and not isinstance(value, type):
+        if not len(shape) or shape[0] != rows:
+            return value
+        extra = size - rows
+        if type(value).__module__.startswith("numpy"):
+            import numpy as np  # noqa: PLC0415
+
+            return np.concatenate([value, np.repeat(value[-1:], extra, axis=0)], axis=0)
+        import torch  # noqa: PLC0415
+
+        return torch.cat([value, value[-1:].expand(extra, *value.shape[1:])], dim=0)
+    if _is_string_list(value):
+        if len(value) != rows:
+            return value
+        return type(value)([*value, *[value[-1]] * (size - rows)])
+    if isinstance(value, Mapping):
+        padded = {key: pad(item) for key, item in value.items()}
+        try:
+            return type(value)(padded)
+        except TypeError:
+            return padded
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: pad(getattr(value, f.name))
+                                             for f in dataclasses.fields(value) if f.init})
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*[pad(item) for item in value])
+    if isinstance(value, (list, tuple)):
+        return type(value)(pad(item) for item in value)
+    return value
 
 
 # ------------------------------------------------------------------------- helpers
