@@ -677,12 +677,12 @@ def _fix_dataloader(node, ancestors, ctx):
 
 
 def _fix_padding(node, ancestors, ctx):
-    """DYN402: ``padding=True``/``"longest"`` -> ``"max_length"`` when max_length is given."""
+    """DYN402: ``padding=True``/``"longest"`` -> ``"max_length"`` when a max_length (not None) is given."""
     if not isinstance(node, ast.Call):
         return None
     keywords = {k.arg: k for k in node.keywords if k.arg is not None}
     padding = keywords.get("padding")
-    if padding is None or "max_length" not in keywords:
+    if padding is None or not gives_max_length(node):
         return None
     value = padding.value
     if not (isinstance(value, ast.Constant) and (value.value is True or value.value == "longest")):
@@ -690,6 +690,13 @@ def _fix_padding(node, ancestors, ctx):
     quote = "'" if ctx.segment(value).startswith("'") else '"'
     return Fix(UNSAFE, 'Use `padding="max_length"` (unsafe: every batch is padded to max_length, more compute)',
                (_replace(ctx, value, f"{quote}max_length{quote}"),))
+
+
+def gives_max_length(call) -> bool:
+    """The call passes ``max_length`` as something other than ``None`` (``max_length=None``
+    pads to the model's maximum length, or not at all)."""
+    value = next((k.value for k in call.keywords if k.arg == "max_length"), None)
+    return value is not None and not (isinstance(value, ast.Constant) and value.value is None)
 
 
 def _fix_compile_dynamic(node, ancestors, ctx):

@@ -41,7 +41,7 @@ def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
         return
     if not _tokenizer_like(node.func) or _only_feeds_a_warning(a, node):
         return
-    has_max_length = keyword(node, "max_length") is not None
+    has_max_length = fixes.gives_max_length(node)
     advice = ('use padding="max_length"' if has_max_length
               else 'pass padding="max_length" with max_length=<n>, or pad_to_multiple_of=<n>')
     a.report(RULE, padding_keyword, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
