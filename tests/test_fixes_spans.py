@@ -392,6 +392,29 @@ def test_row_sum_keeps_the_other_dims():
     assert torch.equal(fixed(x, labels), torch.tensor([6.0, 8.0, 10.0]))
 
 
+SORT_INDICES_MASK = """
+def f(cls_loss: torch.Tensor, num_negative: torch.Tensor):
+    negative_loss = cls_loss.clone()
+    values, idx = negative_loss.sort(1, descending=True)
+    background_idxs = idx.sort(1)[1] < num_negative
+    return cls_loss[background_idxs].sum()
+"""
+
+
+@EXAMPLES
+@given(st.integers(0, 4), st.integers(1, 4), st.data())
+def test_mask_of_sort_indices_is_plain_and_exact(n, anchors, data):
+    """torchvision SSD's hard negative mining: `values, idx = x.sort(1)` makes idx of x's shape,
+    so the mask reads plainly (no rank-generic reshape) and the fix is exact."""
+    original, fixed, source = fixed_pair(SORT_INDICES_MASK, expect=SAFE, code="DYN101")
+    assert has_statement(source, "return torch.where(background_idxs, cls_loss, 0).sum()")
+    loss = data.draw(tensors((n, anchors), dtypes=FLOATS))
+    counts = torch.tensor(data.draw(st.lists(st.integers(0, anchors), min_size=n, max_size=n)),
+                          dtype=torch.long).reshape(n, 1)
+    assert_same(original(loss, counts), fixed(loss, counts))
+    compare_with_grad(original, fixed, loss, counts)
+
+
 BOOL_IN_A_TRIPLE_PRODUCT = """
 def f(h: torch.Tensor, y: torch.Tensor):
     m = h != 0

@@ -46,7 +46,7 @@ _SHAPE_KEEPING = frozenset({
 # ... whose result is shaped like their one tensor argument *other* than the receiver
 _SHAPED_LIKE_ARGUMENT = frozenset({"view_as", "reshape_as", "expand_as"})
 # Tensor-valued results of one call returning (values, indices) shaped like the input.
-_SHAPE_KEEPING_PAIRS = frozenset({"sort"})
+_SHAPE_KEEPING_PAIRS = frozenset({"sort", "cummax", "cummin", "frexp"})
 # Elementwise ops of several tensors: the result has their broadcast shape.
 _ELEMENTWISE_MULTI = frozenset({
     "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal", "not_equal",
@@ -185,6 +185,11 @@ class Shapes:
             return recurse(bound) if bound is not None else None
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd, ast.Invert)):
             return recurse(expr.operand)
+        pair = expr.value if isinstance(expr, ast.Attribute) and expr.attr in ("values", "indices") else \
+            expr.value if isinstance(expr, ast.Subscript) and _is_int_constant(expr.slice, (0, 1)) else None
+        if pair is not None:  # x.sort(1)[1], torch.sort(x).values: x's rank
+            operand = self._call_operand(pair, _SHAPE_KEEPING_PAIRS)
+            return recurse(operand) if operand is not None else None
         if isinstance(expr, (ast.BinOp, ast.Compare)):
             operands = [expr.left, expr.right] if isinstance(expr, ast.BinOp) else [expr.left, *expr.comparators]
             if isinstance(expr, ast.Compare) and not all(isinstance(op, _COMPARE_OPS) for op in expr.ops):

@@ -512,6 +512,8 @@ class Analyzer:
                     self.bind(item.value, None)
                 else:
                     self.bind(item, part, maybe=maybe and part in TENSORISH)
+            if type(value) is ast.Call and not starred and self.control_depth == 0 and self._unpacks(target):
+                self._note_unpacked(items, value)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             # Only submodules, project objects and tensors are worth remembering: other attributes set in
             # __init__ are configuration, constant by the time forward runs.
@@ -1130,6 +1132,26 @@ class Analyzer:
             if isinstance(node, ast.stmt):
                 return False
         return False
+
+    def _unpacks(self, target) -> bool:
+        """The statement being visited is ``a, b = value`` with this single target."""
+        for node in reversed(self.stack):
+            if isinstance(node, ast.stmt):
+                return isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is target
+        return False
+
+    def _note_unpacked(self, items, value: ast.Call) -> None:
+        """``values, idx = x.sort(1)``: each name's latest value is ``value[i]``, for the shape facts
+        of the fix builders (``latest_binding``); not when a target is read by the value itself
+        (``x, idx = x.sort(1)``: the value would read the new x)."""
+        read = {n.id for n in ast.walk(value) if type(n) is ast.Name}
+        if any(type(item) is ast.Name and item.id in read for item in items):
+            return
+        for index, item in enumerate(items):
+            if type(item) is ast.Name:
+                element = ast.copy_location(ast.Subscript(value, ast.Constant(index), ast.Load()), value)
+                ast.copy_location(element.slice, value)
+                self.scope.latest[item.id] = (element, self.scope.bound_at[item.id])
 
     def bind_name_in_parent(self, name: str) -> None:
         scope = self.scope
