@@ -19,6 +19,20 @@ Anything unexpected in the cache is a miss, never an error.
 
 ``project.json`` keeps the facts of the last full run's files, for the flake8
 plugin, which sees one file at a time.
+
+``runs/`` keeps whole runs: the final results of a run (regions decided,
+findings filtered) under a key made of everything a run's results depend on
+but its files' contents (the salt above, ``include_host``, the working
+directory, the Python version, and each file's path, relative path and module
+name).  The snapshot records each file's size, ``mtime_ns``, ``ctime_ns`` and
+content key; a later run with the same key is served the snapshot when every
+file still has them.  The stat is trusted only when the file's ctime (which
+every write, and every ``touch`` setting an old mtime back, moves to the
+present) is older than the snapshot's run by ``RACY_S`` (a file edited twice
+within the file system's timestamp granularity keeps its size and times);
+otherwise the file is read and its content key compared.  Anything different
+is a miss: the run goes through the per-file entries and the project pass as
+usual, and writes a new snapshot.
 """
 
 from __future__ import annotations
@@ -36,9 +50,12 @@ from dynlint.diagnostics import Applicability, Edit, Finding, Fix
 from dynlint.notebook import is_notebook
 
 ENTRIES_DIR_NAME = "entries"
+RUNS_DIR_NAME = "runs"
 PROJECT_FILE_NAME = "project.json"
 FORMAT_VERSION = 2
 MAX_VARIANTS = 8
+MAX_RUNS = 16     # snapshots of distinct runs (file lists, options) kept; the oldest go first
+RACY_S = 2.0      # an mtime this close to the run that recorded it does not prove the content unchanged
 
 # https://bford.info/cachedir/ : backup and archiving tools skip directories holding this.
 CACHEDIR_TAG = (
@@ -95,6 +112,7 @@ class Cache:
         self._settings = settings
         self._salts: dict[tuple, bytes] = {}
         self._loaded: dict[str, list] = {}   # key -> variants read (or written) during this run
+        self.project_digest: str | None = None  # of the project.json this run wrote
 
     @classmethod
     def open(cls, directory: str, settings: Settings) -> "Cache | None":
@@ -178,15 +196,18 @@ class Cache:
             pass  # a cache that cannot be written only costs time
 
     # ---------------------------------------------------------------- project facts
-    def save_project(self, table) -> None:
-        """The facts of this run's files, for the flake8 plugin (``load_project``)."""
+    def save_project(self, table) -> str | None:
+        """The facts of this run's files, for the flake8 plugin (``load_project``); the digest of
+        what was written (None when nothing was)."""
         payload = {"salt": self._salt, "files": [facts.to_json() for facts in table.files],
                    "modules": table.module_of}
         try:
-            replace_file(os.path.join(self.directory, PROJECT_FILE_NAME),
-                         json.dumps(payload, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+            data = json.dumps(payload, separators=(",", ":")).encode("utf-8", "surrogatepass")
+            replace_file(os.path.join(self.directory, PROJECT_FILE_NAME), data)
         except (OSError, TypeError, ValueError):
-            pass
+            return None
+        self.project_digest = _digest(data)
+        return self.project_digest
 
     def load_project(self):
         """The project table the last ``dynlint check`` of this project saved, or None."""
@@ -204,7 +225,110 @@ class Cache:
             return None
 
 
+    # ---------------------------------------------------------------- whole runs
+    def run_key(self, units, include_host: bool) -> str:
+        """The snapshot name of a run over ``units`` (everything but the files' contents)."""
+        digest = hashlib.blake2b(digest_size=20)
+        digest.update(f"{self._salt}\0{include_host}\0{os.getcwd()}\0{sys.version_info[:2]}\0".encode())
+        for unit in units:
+            digest.update(f"{unit.path}\0{unit.relpath}\0{unit.module}\0{unit.is_package}\n"
+                          .encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    def _run_path(self, key: str) -> str:
+        return os.path.join(self.directory, RUNS_DIR_NAME, key)
+
+    def load_run(self, key: str, units, roots) -> list | None:
+        """The results of the run snapshot ``key`` when every file is unchanged, else None."""
+        try:
+            with open(self._run_path(key), "rb") as handle:
+                snapshot = json.loads(handle.read())
+            files, started = snapshot["files"], snapshot["started"]
+            if len(files) != len(units) or not self._project_unchanged(snapshot["project"]):
+                return None
+            trusted_before = started - int(RACY_S * 1e9)
+            for unit, (size, mtime_ns, ctime_ns, key_of_content) in zip(units, files):
+                stat = os.stat(unit.path)
+                if stat.st_size != size:
+                    return None
+                if stat.st_mtime_ns == mtime_ns and stat.st_ctime_ns == ctime_ns and ctime_ns < trusted_before:
+                    continue
+                with open(unit.path, "rb") as handle:
+                    data = handle.read()
+                if self.key(data, unit.relpath, unit.module, roots) != key_of_content:
+                    return None
+            return [_result_from_json(item) for item in snapshot["results"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+            return None
+
+    def _project_unchanged(self, digest: str | None) -> bool:
+        """project.json is still the one the snapshot's run wrote (another run may have replaced it)."""
+        if digest is None:
+            return True
+        try:
+            with open(os.path.join(self.directory, PROJECT_FILE_NAME), "rb") as handle:
+                return _digest(handle.read()) == digest
+        except OSError:
+            return False
+
+    def store_run(self, key: str, started: int, files: list, results) -> None:
+        """Snapshot a run: ``files`` holds (size, mtime_ns, ctime_ns, content key) per unit, as read."""
+        snapshot = {"started": started, "files": files, "project": self.project_digest,
+                    "results": [_result_to_json(result) for result in results]}
+        target = self._run_path(key)
+        try:
+            payload = json.dumps(snapshot, ensure_ascii=False, separators=(",", ":")).encode("utf-8",
+                                                                                         "surrogatepass")
+            try:
+                replace_file(target, payload)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                replace_file(target, payload)
+            self._prune_runs()
+        except (OSError, TypeError, ValueError):
+            pass
+
+    def _prune_runs(self) -> None:
+        directory = os.path.join(self.directory, RUNS_DIR_NAME)
+        entries = []
+        for name in os.listdir(directory):
+            try:
+                entries.append((os.stat(os.path.join(directory, name)).st_mtime_ns, name))
+            except OSError:
+                continue
+        for _, name in sorted(entries)[:-MAX_RUNS]:
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
 # -------------------------------------------------------------------- JSON form
+def _result_to_json(result) -> list:
+    return [result.path, result.relpath,
+            [[*_finding_to_json(f), f.filename, f.region] for f in result.findings],
+            {str(number): text for number, text in result.lines.items()},
+            None if result.cells is None else [list(pair) for pair in result.cells]]
+
+
+def _result_from_json(item: list):
+    from dynlint.diagnostics import FileResult
+
+    path, relpath, findings, lines, cells = item
+    kept = []
+    for entry in findings:
+        finding = _finding_from_json(entry[:7])
+        object.__setattr__(finding, "filename", entry[7])
+        object.__setattr__(finding, "region", entry[8])
+        kept.append(finding)
+    return FileResult(path, relpath, kept, {int(number): text for number, text in lines.items()},
+                      None if cells is None else tuple((int(start), int(cell)) for start, cell in cells))
+
+
 def _outcome_to_json(outcome) -> dict:
     return {
         "c": [[list(question) if isinstance(question, tuple) else question, answer]

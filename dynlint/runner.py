@@ -19,7 +19,9 @@ from round 1 on, so a warm cache replays the same rounds.  The cache keeps,
 per file content, the outcome of each distinct set of answers it was walked
 with (``dynlint.cache``): a lookup hits only when every recorded question gets
 the same answer from the current table, so editing a helper re-checks its
-callers and nothing stale is ever served.
+callers and nothing stale is ever served.  Before all that, a run over the same
+files as an earlier one, none of them changed since, is served that run's final
+results whole (``Cache.load_run``).
 
 Walking is done in this process for few files (or ``jobs == 1``), keeping the
 parsed trees between rounds; otherwise in a process pool per round (forked
@@ -192,23 +194,25 @@ def _pooled(indices: list[int], units: list[Unit], sizes: dict[int, int], settin
 def check_units(units: list[Unit], settings: Settings, jobs: int = 1, cache: Cache | None = None, *,
                 sources: dict[int, bytes | str] | None = None, parsed: dict[int, tuple] | None = None,
                 base_table: ProjectFacts | None = None, enabled=None, noqa: bool = True,
-                progress: "Progress | None" = None) -> list[FileResult]:
+                progress: "Progress | None" = None, record: dict | None = None) -> list[FileResult]:
     """The project pass over ``units`` (see the module docstring): one ``FileResult`` per unit,
     in order.  ``sources``/``parsed`` give some files' bytes or trees instead of reading them;
-    ``base_table`` the facts of a wider project whose other files are not walked now."""
+    ``base_table`` the facts of a wider project whose other files are not walked now.
+    ``record`` (with a cache) receives, per index, (size, mtime_ns, ctime_ns, content key) of each file as read."""
     # The parsed trees kept between rounds are many small acyclic objects: CPython's cyclic GC
     # would rescan them again and again while more are parsed (measured: parsing timm with its
     # trees alive took 4x the parse floor).  Nothing here makes cycles; collect once at the end.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _check_units(units, settings, jobs, cache, sources, parsed, base_table, enabled, noqa, progress)
+        return _check_units(units, settings, jobs, cache, sources, parsed, base_table, enabled, noqa, progress,
+                            record)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enabled, noqa, progress):
+def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enabled, noqa, progress, record):
     jobs = jobs or default_jobs()
     sources = dict(sources or {})
     parsed = dict(parsed or {})
@@ -225,14 +229,17 @@ def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enab
         if index in parsed:
             continue
         content = sources.get(index)
+        stat = None
         if content is None:  # read here: the import levels need every file's text
-            content = _read(unit.path)
+            content, stat = _read_with_stat(unit.path) if record is not None else (_read(unit.path), None)
         if content is not None:
             data[index] = content
             sizes[index] = len(content)
             if cache is not None:
                 raw = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
                 keys[index] = cache.key(raw, unit.relpath, unit.module, roots)
+                if stat is not None:
+                    record[index] = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, keys[index])
         else:
             sizes[index] = _size(unit.path)
     in_process = jobs == 1 or count < 2 or sum(sizes.values()) < IN_PROCESS_MAX_BYTES
@@ -363,7 +370,21 @@ def iter_results(files: Sequence[tuple[str, str]], settings: Settings, jobs: int
                  cache: Cache | None = None, progress: "Progress | None" = None) -> Iterator[FileResult]:
     """Results for ``files`` ((path, relpath) pairs) in their order; ``jobs`` 0 = one per CPU."""
     units = make_units(files)
-    yield from check_units(units, settings, jobs, cache, progress=progress)
+    if cache is None:
+        yield from check_units(units, settings, jobs, cache, progress=progress)
+        return
+    # a run over the same files, unchanged since, gives the results it gave (see dynlint.cache)
+    key = cache.run_key(units, settings.include_host)
+    results = cache.load_run(key, units, project_roots(units))
+    if results is not None:
+        yield from results
+        return
+    started = time.time_ns()
+    record: dict[int, tuple] = {}
+    results = check_units(units, settings, jobs, cache, progress=progress, record=record)
+    if len(record) == len(units):
+        cache.store_run(key, started, [record[index] for index in range(len(units))], results)
+    yield from results
 
 
 def _read(path: str) -> bytes | None:
@@ -372,6 +393,16 @@ def _read(path: str) -> bytes | None:
             return handle.read()
     except OSError:
         return None
+
+
+def _read_with_stat(path: str) -> tuple[bytes | None, os.stat_result | None]:
+    """The file's bytes and its stat taken before they were read (what a run snapshot records)."""
+    try:
+        with open(path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            return handle.read(), stat
+    except OSError:
+        return None, None
 
 
 def _size(path: str) -> int:

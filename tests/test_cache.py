@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import time
 import sys
 
 import pytest
@@ -80,6 +82,7 @@ def test_the_hits_are_really_served_from_the_cache(project):
     variants[0]["p"] = [["m0.f", None]]
     variants[0]["l"] = {"1": "import torch"}
     path.write_text(json.dumps(variants))
+    shutil.rmtree(project / CACHE_DIR_NAME / "runs")  # else the whole run's snapshot answers first
     proc = dynlint("check", "--output-format", "concise", cwd=project)
     assert "pkg/m0.py:1:1: DYN103 planted" in proc.stdout
     assert "planted" not in dynlint("check", "--no-cache", "pkg/m0.py", cwd=project).stdout
@@ -119,11 +122,12 @@ def test_selection_and_per_file_ignores_are_part_of_the_key(project):
 def test_corrupt_entries_are_misses_and_get_rewritten(project):
     expected = dynlint("check", "--output-format", "json", "--no-cache", cwd=project).stdout
     dynlint("check", cwd=project)
-    for path in entry_files(project / CACHE_DIR_NAME):
+    for path in entry_files(project / CACHE_DIR_NAME) + run_snapshots(project / CACHE_DIR_NAME):
         path.write_bytes(b"\x00{not json")
     proc = dynlint("check", "--output-format", "json", cwd=project)
     assert proc.stdout == expected and proc.stderr == ""
     assert all(p.read_bytes().startswith(b"[{") for p in entry_files(project / CACHE_DIR_NAME))
+    assert all(p.read_bytes().startswith(b'{"started"') for p in run_snapshots(project / CACHE_DIR_NAME))
 
 
 def test_no_cache_writes_nothing_and_cache_dir_moves_it(project, tmp_path_factory):
@@ -223,3 +227,61 @@ def test_clean_removes_a_cache_dir_given_explicitly_but_nothing_else(project, tm
     proc = dynlint("clean", "--cache-dir", str(elsewhere), cwd=project)
     assert (proc.returncode, proc.stdout) == (0, f"Removed {elsewhere}\n")
     assert not elsewhere.exists()
+
+
+def run_snapshots(cache_dir):
+    runs = cache_dir / "runs"
+    return sorted(runs.iterdir()) if runs.exists() else []
+
+
+def test_an_unchanged_run_is_served_from_its_snapshot(project):
+    """A planted snapshot is returned as is (so a warm run really reads it); any edit is a miss."""
+    expected = dynlint("check", "--output-format", "concise", cwd=project).stdout
+    (snapshot,) = run_snapshots(project / CACHE_DIR_NAME)
+    data = json.loads(snapshot.read_text())
+    assert len(data["files"]) == 8
+    planted = next(result for result in data["results"] if result[2])
+    planted[2][0][1] = "planted"
+    started = data["started"]
+    snapshot.write_text(json.dumps(data))
+    # the files are younger than RACY_S before the run: their contents are compared, and match
+    assert "planted" in dynlint("check", "--output-format", "concise", cwd=project).stdout
+    data["started"] = started + 10**12  # as if the run were long after the files' last change
+    snapshot.write_text(json.dumps(data))
+    assert "planted" in dynlint("check", "--output-format", "concise", cwd=project).stdout
+    (project / "pkg" / "m0.py").write_text(CLEAN_SRC + "\n")  # any edit: the project pass runs again
+    proc = dynlint("check", "--output-format", "concise", cwd=project)
+    assert "planted" not in proc.stdout and proc.stdout == expected
+    # options that change results name another snapshot
+    dynlint("check", "--include-host", cwd=project)
+    assert len(run_snapshots(project / CACHE_DIR_NAME)) == 2
+
+
+def test_an_edit_keeping_size_and_mtime_is_not_served_stale(project):
+    """Rewritten with the same size and its mtime set back: the content is compared (ctime moved)."""
+    target = project / "pkg" / "m1.py"
+    old = os.stat(target)
+    assert "pkg/m1.py:3:12: DYN102" in dynlint("check", "--output-format", "concise", cwd=project).stdout
+    (snapshot,) = run_snapshots(project / CACHE_DIR_NAME)
+    data = json.loads(snapshot.read_text())
+    data["started"] += 10**12  # as if the run were long after the files' last change: stats are trusted
+    snapshot.write_text(json.dumps(data))
+    time.sleep(0.01)  # a ctime the file system tells apart
+    target.write_text(NONZERO_SRC.replace("nonzero(x)", "abs(x)    "))
+    os.utime(target, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert os.stat(target).st_size == old.st_size
+    proc = dynlint("check", "--output-format", "concise", cwd=project)
+    assert "pkg/m1.py" not in proc.stdout
+    assert proc.stdout == dynlint("check", "--output-format", "concise", "--no-cache", cwd=project).stdout
+
+
+def test_a_run_snapshot_needs_the_project_facts_it_wrote(project):
+    """Another run over other files replaces project.json (the flake8 plugin's facts): the first
+    run's snapshot is then not served, so project.json comes back to what that run writes."""
+    cache_dir = project / CACHE_DIR_NAME
+    dynlint("check", cwd=project)
+    whole = (cache_dir / "project.json").read_bytes()
+    dynlint("check", "pkg/m1.py", cwd=project)
+    assert (cache_dir / "project.json").read_bytes() != whole
+    dynlint("check", cwd=project)
+    assert (cache_dir / "project.json").read_bytes() == whole
