@@ -32,7 +32,8 @@ class SourceError(Exception):
 
 def split_lines(text: str) -> list[str]:
     """Lines as Python's tokenizer counts them (str.splitlines also breaks at form feeds etc.)."""
-    lines = LINE_BREAK_RE.split(text)
+    # without a carriage return the only line break is "\n", and str.split is ~10x the regex's speed
+    lines = text.split("\n") if "\r" not in text else LINE_BREAK_RE.split(text)
     if lines and lines[-1] == "":
         lines.pop()
     return lines
