@@ -430,5 +430,12 @@ class Consumed:
 
 
 def still_valid(answers, table: ProjectFacts) -> bool:
-    """Whether every recorded question gets the same answer from ``table``."""
-    return all(table.answer(key) == value for key, value in answers)
+    """Whether every recorded question (``answers``: a dict, question -> answer, or its
+    ``items()``) gets the same answer from ``table``."""
+    if not isinstance(answers, dict):
+        answers = getattr(answers, "mapping", None) or dict(answers)
+    # mostly the questions were asked of this table already: compared in C, all at once
+    if answers.items() <= table._answers.items():
+        return True
+    # else question by question, computing answers only until one differs
+    return all(table.answer(key) == value for key, value in answers.items())
