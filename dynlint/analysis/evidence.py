@@ -67,24 +67,52 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
                 found.add(name)
         elif member in attributes:
             found.add(name)
-    if "[" in text or "((" in text:
-        for callee, elements in _SEQUENCE_CALL_RE.findall(text):
-            if _qualify(callee, aliases, is_local) in ops.TENSOR_SEQUENCE_FUNCTIONS:
-                found.update(e.strip() for e in elements.split(",") if _IDENTIFIER_RE.fullmatch(e.strip()))
-    if "[" in text:
-        for callee, first in _INDEXED_CALL_RE.findall(text):
+    # Calls count only when the callee is a torch function (its first name imports torch or one of
+    # its modules), so the call patterns are tried only where such a name starts: the same matches
+    # a scan of the whole text finds (no match can start inside another one), at a fraction of
+    # the cost.
+    starts = _torch_name_starts(text, aliases, is_local)
+    sequences = "[" in text or "((" in text
+    indexed = "[" in text
+    for start in starts:
+        if sequences:
+            match = _SEQUENCE_CALL_RE.match(text, start)
+            if match is not None:
+                callee, elements = match.groups()
+                if _qualify(callee, aliases, is_local) in ops.TENSOR_SEQUENCE_FUNCTIONS:
+                    found.update(e.strip() for e in elements.split(",") if _IDENTIFIER_RE.fullmatch(e.strip()))
+        if indexed:
+            match = _INDEXED_CALL_RE.match(text, start)
+            if match is not None:
+                callee, first = match.groups()
+                qual = _qualify(callee, aliases, is_local)
+                if qual is not None and _takes_tensor_first(qual):
+                    found.add(first)
+        match = _CALL_RE.match(text, start)
+        if match is not None:
+            callee, first, second = match.groups()
             qual = _qualify(callee, aliases, is_local)
-            if qual is not None and _takes_tensor_first(qual):
-                found.add(first)
-    for callee, first, second in _CALL_RE.findall(text):
-        qual = _qualify(callee, aliases, is_local)
-        if qual is None or not _takes_tensor_first(qual):
-            continue
-        found.add(first)
-        if second and qual in ops.TWO_TENSOR_FUNCTIONS:
-            found.add(second)
+            if qual is None or not _takes_tensor_first(qual):
+                continue
+            found.add(first)
+            if second and qual in ops.TWO_TENSOR_FUNCTIONS:
+                found.add(second)
     # `torch.sigmoid(...)` is a module's function, not a method of a name called torch
     return frozenset(n for n in found if n not in _NOT_NAMES and (n not in aliases or is_local(n)))
+
+
+def _torch_name_starts(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> list[int]:
+    """Where in ``text`` a name that imports torch or one of its modules (and is not hidden by a
+    local binding) occurs: every place a call of a torch function can start (a superset: the
+    call patterns decide)."""
+    starts = set()
+    for head, target in aliases.items():
+        if (target == "torch" or target.startswith("torch.")) and not is_local(head):
+            position = text.find(head)
+            while position != -1:
+                starts.add(position)
+                position = text.find(head, position + 1)
+    return sorted(starts)
 
 
 def _qualify(callee: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> str | None:
