@@ -24,9 +24,11 @@ files as an earlier one, none of them changed since, is served that run's final
 results whole (``Cache.load_run``).
 
 Walking is done in this process for few files (or ``jobs == 1``), keeping the
-parsed trees between rounds; otherwise in a process pool per round (forked
-with the round's table), in batches, largest files first.  Results come back
-in the order the files were given.
+parsed trees between rounds; otherwise this process and ``jobs - 1`` forked
+workers each own a share of the files (about equal bytes, largest first) for
+the whole run, and keep their files' trees and walkers between levels and
+rounds as one process does (``_Walkers``).  Results come back in the order the
+files were given.
 """
 
 from __future__ import annotations
@@ -47,11 +49,8 @@ from dynlint.diagnostics import FileResult
 # Below this much source to check, starting worker processes costs more than it saves
 # (measured: forking and feeding two workers ~ 40 ms, about what parsing 300 KB takes).
 IN_PROCESS_MAX_BYTES = 400_000
-# Parsed trees kept between rounds when walking in this process, up to this much source.
+# Parsed trees kept between rounds, up to this much source in one process (trees take ~40x the source).
 KEEP_TREES_MAX_BYTES = 48_000_000
-# Batches per worker: enough to balance the tail, few enough to amortise the per-batch round trip.
-BATCHES_PER_WORKER = 8
-MAX_BATCH_FILES = 64
 # Rounds of the project pass: chains of helpers passing a tensor along need one round per link
 # (rounds stop as soon as no answer changes; real projects settle in 2-4).
 MAX_ROUNDS = 12
@@ -124,70 +123,145 @@ def analyze_one(unit: Unit, settings: Settings, table: ProjectFacts, roots: froz
             gc.enable()
 
 
-# ------------------------------------------------------------------ pool workers
-_worker_state: tuple | None = None
+# ------------------------------------------------------------------ worker processes
+def assign_workers(sizes: Sequence[int], workers: int) -> list[int]:
+    """Which worker (0 .. workers-1) walks each file: largest files first, each to the worker
+    with the fewest bytes so far; worker 0 is this process.  Deterministic."""
+    load = [0] * workers
+    owner = [0] * len(sizes)
+    for index in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        worker = min(range(workers), key=lambda w: (load[w], w))
+        owner[index] = worker
+        load[worker] += sizes[index]
+    return owner
 
 
-def _init_worker(settings: Settings, table: ProjectFacts, roots: frozenset[str]) -> None:
-    global _worker_state
-    _worker_state = (settings, table, roots)
-    import dynlint.analysis.walker  # noqa: F401 - imported once per worker, before the first file
+class _Walkers:
+    """Worker processes that each own a fixed share of the files for the whole run.
 
+    Forked once, after every file has been read, with the run's state in memory.  A worker
+    keeps the trees and walkers of its files between rounds, so a later round walks again only
+    the functions whose questions got new answers (as a run in one process does), and its files
+    are never parsed twice.  Each request carries the facts of other files it has not seen yet
+    (few after the first pass) and which table to solve from them; the worker solves the same
+    table this process does (``_table_from``) and sends back the outcomes.  This process is
+    worker 0: it walks its own share meanwhile.  A worker that dies has its files walked here
+    from then on."""
 
-def _analyze_batch(batch: list[tuple[int, Unit]]) -> list[tuple[int, Outcome]]:
-    settings, table, roots = _worker_state
-    return [(index, analyze_one(unit, settings, table, roots)) for index, unit in batch]
+    def __init__(self, count: int, state: tuple):
+        import multiprocessing
 
+        import dynlint.analysis.walker  # noqa: F401 - forked workers inherit it instead of importing it each
 
-def make_batches(items: list[tuple[int, str, str, int]], workers: int) -> list[list[tuple[int, str, str]]]:
-    """(index, path, relpath, size) → batches, largest files first, each about an equal
-    share of bytes (a big file is a batch of its own)."""
-    items = sorted(items, key=lambda item: (-item[3], item[0]))
-    total = sum(item[3] for item in items) or 1
-    target = max(1, total // (workers * BATCHES_PER_WORKER))
-    batches: list[list[tuple[int, str, str]]] = []
-    current: list[tuple[int, str, str]] = []
-    current_bytes = 0
-    for index, path, relpath, size in items:
-        current.append((index, path, relpath))
-        current_bytes += size
-        if current_bytes >= target or len(current) >= MAX_BATCH_FILES:
-            batches.append(current)
-            current, current_bytes = [], 0
-    if current:
-        batches.append(current)
-    return batches
+        context = multiprocessing.get_context("fork")
+        self.connections: dict[int, object] = {}
+        self.processes: dict[int, object] = {}
+        self.known: dict[int, dict[int, object]] = {}  # worker -> index -> the facts object it has
+        for worker in range(1, count):
+            mine, theirs = context.Pipe()
+            process = context.Process(target=_worker_loop, args=(theirs, state), daemon=True)
+            process.start()
+            theirs.close()
+            self.connections[worker] = mine
+            self.processes[worker] = process
+            self.known[worker] = {}
 
+    def alive(self, worker: int) -> bool:
+        return worker in self.connections
 
-def _pooled(indices: list[int], units: list[Unit], sizes: dict[int, int], settings: Settings,
-            table: ProjectFacts, roots: frozenset[str], workers: int) -> Iterator[tuple[int, Outcome]]:
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
-
-    import dynlint.analysis.walker  # noqa: F401 - forked workers inherit it instead of importing it each
-
-    items = [(i, units[i].path, units[i].relpath, sizes.get(i, 0)) for i in indices]
-    batches = [[(index, units[index]) for index, _, _ in batch] for batch in make_batches(items, workers)]
-    # fork: workers start in milliseconds with dynlint and the round's table already in memory.
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(settings, table, roots)) as pool:
-        pending = {pool.submit(_analyze_batch, batch): batch for batch in batches}
+    def send(self, worker: int, spec: tuple, outcomes: list, items: list[tuple[int, bool]]) -> bool:
+        known = self.known[worker]
+        updates = {}
+        for index, outcome in enumerate(outcomes):
+            if outcome is not None and known.get(index, _MISSING) is not outcome.facts:
+                updates[index] = known[index] = outcome.facts
         try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    batch = pending.pop(future)
-                    try:
-                        yield from future.result()
-                    except BrokenProcessPool:
-                        # A worker died (killed, out of memory): walk its files here instead.
-                        for index, unit in batch:
-                            yield index, analyze_one(unit, settings, table, roots)
-        finally:
-            for future in pending:
-                future.cancel()
+            self.connections[worker].send((spec, updates, items))
+            return True
+        except (OSError, EOFError, ValueError):
+            self.drop(worker)
+            return False
+
+    def receive(self, workers) -> Iterator[tuple[int, list | None]]:
+        """(worker, its outcomes or None when it died) as they come."""
+        from multiprocessing.connection import wait
+
+        waiting = {self.connections[w]: w for w in workers if w in self.connections}
+        while waiting:
+            for connection in wait(list(waiting)):
+                worker = waiting.pop(connection)
+                try:
+                    results = connection.recv()
+                except (OSError, EOFError, ValueError):
+                    self.drop(worker)
+                    results = None
+                else:
+                    known = self.known[worker]
+                    for index, outcome in results:
+                        known[index] = outcome.facts  # the worker holds the same facts
+                yield worker, results
+
+    def drop(self, worker: int) -> None:
+        connection = self.connections.pop(worker, None)
+        process = self.processes.pop(worker, None)
+        if connection is not None:
+            connection.close()
+        if process is not None:
+            process.kill()
+            process.join()
+
+    def close(self) -> None:
+        for worker, connection in list(self.connections.items()):
+            try:
+                connection.send(None)
+            except (OSError, ValueError):
+                pass
+        for worker, process in list(self.processes.items()):
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+            self.connections.pop(worker).close()
+        self.processes.clear()
+
+
+_MISSING = object()
+
+
+def _worker_loop(connection, state: tuple) -> None:
+    """A worker: walk what is asked with the table asked for, until told to stop."""
+    units, settings, roots, data, keep_trees, enabled, noqa, base_table = state
+    facts: dict[int, FileFacts | None] = {}
+    outcomes: dict[int, Outcome] = {}
+    trees: dict[int, tuple | None] = {}
+    while True:
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        spec, updates, items = message
+        facts.update(updates)
+        table = _table_from(spec, facts, units, base_table)
+        results = []
+        for index, fresh in items:
+            previous = None if fresh else outcomes.get(index)
+            outcome = _walk_here(index, units[index], settings, table, roots, data, trees, keep_trees, enabled,
+                                 noqa, previous)
+            outcomes[index] = outcome
+            facts[index] = outcome.facts
+            results.append((index, outcome))
+        connection.send(results)
+
+
+def _table_from(spec: tuple, facts: dict, units: list[Unit], base_table: ProjectFacts | None) -> ProjectFacts:
+    """The table ``spec`` names, from the facts of the files walked so far (by index): what
+    ``_check_units`` solves, in a worker."""
+    if spec[0] == "empty":
+        return _with_base(EMPTY, base_table, units) if base_table is not None else EMPTY
+    return _solve_facts([facts[index] for index in sorted(facts) if facts[index] is not None], units, base_table,
+                        callers=spec[1])
 
 
 # ------------------------------------------------------------------ the run
@@ -245,59 +319,93 @@ def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enab
     in_process = jobs == 1 or count < 2 or sum(sizes.values()) < IN_PROCESS_MAX_BYTES
     keep_trees = sum(sizes.values()) <= KEEP_TREES_MAX_BYTES
     trees: dict[int, tuple | None] = dict(parsed)
+    walkers = owner = None
+    walked_by: dict[int, int] = {}  # index -> the worker whose walker made its outcome
+    if not in_process:
+        workers = min(jobs, count)
+        owner = assign_workers([sizes.get(i, 0) for i in range(count)], workers)
+        loads = [0] * workers
+        for index, worker in enumerate(owner):
+            loads[worker] += sizes.get(index, 0)
+        keep_trees = max(loads) <= KEEP_TREES_MAX_BYTES  # each process keeps its own files' trees
+        # fork: workers start in milliseconds with dynlint, the files and the run's state in memory
+        walkers = _Walkers(workers, (units, settings, roots, data, keep_trees, enabled, noqa, base_table))
 
-    def walk(indices: list[int], table: ProjectFacts, first: bool) -> None:
+    def here(index: int, table: ProjectFacts) -> None:
+        outcomes[index] = _walk_here(index, units[index], settings, table, roots, data, trees, keep_trees,
+                                     enabled, noqa, outcomes[index] if walked_by.get(index) == 0 else None)
+        walked_by[index] = 0
+
+    def walk(indices: list[int], table: ProjectFacts, spec: tuple, first: bool) -> None:
         misses = []
         for index in indices:
             hit = cache.lookup(keys[index], table) if cache is not None and index in keys else None
             if hit is not None:
                 outcomes[index] = hit
+                walked_by.pop(index, None)
                 if first and progress is not None:
                     progress.advance()
             else:
                 misses.append(index)
         if not misses:
             return
-        # files walked here before (their walker kept) walk only their changed functions, here;
-        # a pool pays off only for a batch of fresh walks big enough to cover starting it
-        # (later rounds walk here too: few functions change, and a worker would parse the file again,
-        # solve the table again and send everything back)
-        fresh = [i for i in misses if outcomes[i] is None or outcomes[i].walker is None]
-        if in_process or not first or len(fresh) < 2 or sum(sizes.get(i, 0) for i in fresh) < IN_PROCESS_MAX_BYTES:
+        mine = misses
+        if walkers is not None:
+            shares: dict[int, list[tuple[int, bool]]] = {}
+            mine = []
             for index in misses:
-                outcomes[index] = _walk_here(index, units[index], settings, table, roots, data, trees,
-                                             keep_trees, enabled, noqa, outcomes[index])
-                if first and progress is not None:
-                    progress.advance()
-        else:
-            for index in misses:
-                if index not in fresh:
-                    outcomes[index] = _walk_here(index, units[index], settings, table, roots, data, trees,
-                                                 keep_trees, enabled, noqa, outcomes[index])
-            for index, outcome in _pooled(fresh, units, sizes, settings, table, roots, min(jobs, len(fresh))):
-                outcomes[index] = outcome
-                if first and progress is not None:
-                    progress.advance()
+                worker = owner[index]
+                if worker == 0 or not walkers.alive(worker):
+                    mine.append(index)
+                else:
+                    shares.setdefault(worker, []).append((index, walked_by.get(index) != worker))
+            for worker, items in list(shares.items()):
+                if not walkers.send(worker, spec, outcomes, items):
+                    mine.extend(index for index, _ in shares.pop(worker))
+        for index in mine:
+            here(index, table)
+            if first and progress is not None:
+                progress.advance()
+        if walkers is not None:
+            for worker, results in walkers.receive(list(shares)):
+                if results is None:  # the worker died: its files are walked here from now on
+                    for index, _ in shares[worker]:
+                        here(index, table)
+                        if first and progress is not None:
+                            progress.advance()
+                    continue
+                for index, outcome in results:
+                    outcomes[index] = outcome
+                    walked_by[index] = worker
+                    if first and progress is not None:
+                        progress.advance()
         if cache is not None:
             for index in misses:
                 if index in keys:
                     cache.store(keys[index], outcomes[index])
 
-    # First pass: files after the files they import, each level with the facts of the levels below
-    # (what callees return and which classes are modules is then mostly known at the first walk).
-    table = _with_base(EMPTY, base_table, units) if base_table is not None else EMPTY
-    for level in _import_levels(units, data, trees):
-        walk(level, table, first=True)
-        table = _solve(outcomes, units, base_table, callers=False)
-    table = _solve(outcomes, units, base_table)
-    # Then again, while what a walk asked of the table gets other answers (mostly: what callers pass).
-    for _ in range(MAX_ROUNDS):
-        pending = [i for i, outcome in enumerate(outcomes)
-                   if outcome is not None and outcome.consumed and not still_valid(outcome.consumed.items(), table)]
-        if not pending:
-            break
-        walk(pending, table, first=False)
+    try:
+        # First pass: files after the files they import, each level with the facts of the levels below
+        # (what callees return and which classes are modules is then mostly known at the first walk).
+        spec = ("empty",)
+        table = _table_from(spec, {}, units, base_table)
+        for level in _import_levels(units, data, trees):
+            walk(level, table, spec, first=True)
+            spec = ("solved", False)
+            table = _solve(outcomes, units, base_table, callers=False)
+        spec = ("solved", True)
         table = _solve(outcomes, units, base_table)
+        # Then again, while what a walk asked of the table gets other answers (mostly: what callers pass).
+        for _ in range(MAX_ROUNDS):
+            pending = [i for i, outcome in enumerate(outcomes) if outcome is not None and outcome.consumed
+                       and not still_valid(outcome.consumed.items(), table)]
+            if not pending:
+                break
+            walk(pending, table, spec, first=False)
+            table = _solve(outcomes, units, base_table)
+    finally:
+        if walkers is not None:
+            walkers.close()
     if cache is not None:
         cache.save_project(table)
 
@@ -349,6 +457,11 @@ def _walk_here(index, unit, settings, table, roots, data, trees, keep_trees, ena
 def _solve(outcomes: list[Outcome | None], units: list[Unit], base_table: ProjectFacts | None, *,
            callers: bool = True) -> ProjectFacts:
     files = [outcome.facts for outcome in outcomes if outcome is not None and outcome.facts is not None]
+    return _solve_facts(files, units, base_table, callers=callers)
+
+
+def _solve_facts(files: list[FileFacts], units: list[Unit], base_table: ProjectFacts | None, *,
+                 callers: bool = True) -> ProjectFacts:
     table = ProjectFacts(files, callers=callers)
     table.module_of.update({unit.relpath: unit.module for unit in units})
     if base_table is not None:

@@ -11,7 +11,7 @@ import pytest
 
 from dynlint import runner
 from dynlint.config import Settings
-from dynlint.runner import Progress, iter_results, make_batches
+from dynlint.runner import Progress, iter_results
 
 NONZERO_SRC = "import torch\ndef f(x: torch.Tensor):\n    return torch.nonzero(x)\n"
 
@@ -32,23 +32,15 @@ def summary(results):
     return [(r.path, [(f.code, f.line, f.col, f.message) for f in r.findings], r.lines) for r in results]
 
 
-def test_batches_are_largest_first_and_cover_every_file():
-    items = [(i, f"f{i}", f"f{i}", size) for i, size in enumerate([10, 5000, 30, 30, 100_000, 1, 700])]
-    batches = make_batches(items, workers=2)
-    flat = [index for batch in batches for index, _, _ in batch]
-    assert sorted(flat) == list(range(7))
-    assert flat[0] == 4 and batches[0] == [(4, "f4", "f4")]  # the biggest file alone, first
-    sizes = [items[i][3] for i in flat]
-    assert sizes == sorted(sizes, reverse=True)
-    assert make_batches(items, workers=2) == batches  # deterministic
-
-
-def test_small_files_share_a_batch_up_to_the_cap():
-    items = [(0, "big", "big", 1_000_000)] + [(i, f"f{i}", f"f{i}", 1) for i in range(1, 300)]
-    batches = make_batches(items, workers=2)
-    assert batches[0] == [(0, "big", "big")]
-    assert max(len(b) for b in batches) == runner.MAX_BATCH_FILES
-    assert sum(len(b) for b in batches) == 300
+def test_files_are_shared_largest_first_by_bytes():
+    sizes = [10, 5000, 30, 30, 100_000, 1, 700, 90_000]
+    owner = runner.assign_workers(sizes, workers=2)
+    assert owner[4] == 0 and owner[7] == 1  # the two biggest files, one each
+    assert runner.assign_workers(sizes, workers=2) == owner  # deterministic
+    load = [sum(size for size, worker in zip(sizes, owner) if worker == w) for w in (0, 1)]
+    assert abs(load[0] - load[1]) <= max(sizes)
+    assert sorted(set(runner.assign_workers(sizes, workers=3))) == [0, 1, 2]
+    assert runner.assign_workers([], workers=2) == []
 
 
 def test_the_pool_returns_the_same_results_in_the_same_order(tmp_path, monkeypatch):
@@ -67,9 +59,9 @@ def test_few_files_are_checked_without_starting_a_pool(tmp_path, monkeypatch):
     files = make_corpus(tmp_path, 6, body_repeats=1)
 
     def no_pool(*args, **kwargs):
-        raise AssertionError("a pool was started for a handful of small files")
+        raise AssertionError("worker processes were started for a handful of small files")
 
-    monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(runner, "_Walkers", no_pool)
     results = list(iter_results(files, Settings(root=str(tmp_path)), jobs=4))
     assert [r.path for r in results] == [p for p, _ in files]
     assert all(any(f.code == "DYN103" for f in r.findings) for r in results if "m003" not in r.path)
