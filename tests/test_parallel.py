@@ -35,12 +35,20 @@ def summary(results):
 def test_files_are_shared_largest_first_by_bytes():
     sizes = [10, 5000, 30, 30, 100_000, 1, 700, 90_000]
     owner = runner.assign_workers(sizes, workers=2)
-    assert owner[4] == 0 and owner[7] == 1  # the two biggest files, one each
+    assert owner[4] != owner[7]  # the two biggest files, one each
     assert runner.assign_workers(sizes, workers=2) == owner  # deterministic
     load = [sum(size for size, worker in zip(sizes, owner) if worker == w) for w in (0, 1)]
     assert abs(load[0] - load[1]) <= max(sizes)
+    assert load[0] <= load[1]  # this process also solves the table: it takes a little less
     assert sorted(set(runner.assign_workers(sizes, workers=3))) == [0, 1, 2]
     assert runner.assign_workers([], workers=2) == []
+
+
+def test_each_import_level_is_shared_on_its_own():
+    sizes = [100, 100, 100, 100, 7, 7]
+    levels = [[0, 1], [2, 3], [4, 5]]  # walked one after the other: each must keep both busy
+    owner = runner.assign_workers(sizes, workers=2, groups=levels)
+    assert all(owner[a] != owner[b] for a, b in levels)
 
 
 def test_the_pool_returns_the_same_results_in_the_same_order(tmp_path, monkeypatch):
