@@ -1,6 +1,4 @@
-import sys
-
-from dynlint.cli import main
+from dynlint.cli import console_main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

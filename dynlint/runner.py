@@ -51,6 +51,9 @@ from dynlint.diagnostics import FileResult
 IN_PROCESS_MAX_BYTES = 400_000
 # Parsed trees kept between rounds, up to this much source in one process (trees take ~40x the source).
 KEEP_TREES_MAX_BYTES = 48_000_000
+# Set to a list by the ``dynlint`` command, which ends with os._exit: each run's trees and walkers
+# are kept there instead of being freed one by one at the end of the run (~5% of a check's time).
+KEEP_UNTIL_EXIT: list | None = None
 # This process walks its share of the files and also solves the project table between steps:
 # it takes about 1/1.15 of a worker's share (measured on timm: ~0.5 s of serial work in ~4.5 s).
 MAIN_PROCESS_WEIGHT = 1.15
@@ -249,7 +252,9 @@ def _worker_loop(connection, state: tuple) -> None:
         except (EOFError, OSError):
             return
         if message is None:
-            return
+            # done: exit without freeing this worker's trees one by one (the main process waits for it)
+            connection.close()
+            os._exit(0)
         spec, updates, items = message
         facts.update(updates)
         table = _table_from(spec, facts, units, base_table)
@@ -419,6 +424,8 @@ def _check_units(units, settings, jobs, cache, sources, parsed, base_table, enab
     if cache is not None:
         cache.save_project(table)
 
+    if KEEP_UNTIL_EXIT is not None:
+        KEEP_UNTIL_EXIT.append((trees, outcomes))
     from dynlint.analysis.regions import function_regions
 
     regions = function_regions(table)
