@@ -200,6 +200,27 @@ SIZE_ARGUMENT_FUNCTIONS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
     "range": ((ALL_POSITIONAL,), frozenset()),
 }
 
+#: qualified function -> (positional indexes that may be value bounds, bound keywords): arguments the
+#: op needs as Python numbers (measured: torch.randint(0, t - 2, (1,)) breaks the graph, "Data dependent
+#: operator").  A positional tuple/list among them is the size.
+BOUND_ARGUMENT_FUNCTIONS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
+    "torch.randint": ((0, 1, 2), frozenset({"low", "high"})),
+}
+
+#: methods of torch.distributions objects that return tensors
+DISTRIBUTION_TENSOR_METHODS = frozenset("sample rsample sample_n log_prob cdf icdf entropy perplexity".split())
+
+#: legacy typed constructors: ``torch.Tensor([a, b])`` of 0-d tensors reads each on the host, and fails
+#: under torch.compile (measured: "RuntimeError when making fake tensor call")
+LEGACY_TENSOR_CONSTRUCTORS = frozenset(
+    "torch." + n for n in "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor "
+                         "ShortTensor ByteTensor CharTensor BoolTensor".split()
+)
+
+#: methods of Python lists that take an index: with a tensor index, torch.compile fails (measured:
+#: InternalTorchDynamoError for list.pop(t) and list.insert(t, v)) and eager code reads it on the host
+LIST_INDEX_METHODS = frozenset({"pop", "insert"})
+
 #: tensor method -> (positional indexes that are sizes, size keywords)
 SIZE_ARGUMENT_METHODS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
     "view": ((ALL_POSITIONAL,), frozenset({"size"})),

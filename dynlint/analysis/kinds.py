@@ -7,7 +7,8 @@ A kind is a short string for the common cases and a tuple for structured ones:
 * ``DATA``: a Python value computed from tensor data (``.item()``, ``.tolist()``,
   ``int(t)``) — using it as a size makes shapes data-dependent;
 * ``SIZE``: a static size from ``.shape``/``.size()``/``.numel()``;
-* ``NDARRAY``, ``PY`` (any other plain Python value), ``MODULE`` (an ``nn.Module``);
+* ``NDARRAY``, ``PY`` (any other plain Python value), ``MODULE`` (an ``nn.Module``),
+  ``DISTRIBUTION`` (a ``torch.distributions`` object);
 * ``("obj", class_id, is_module)``: an instance of a project class;
 * ``("tuple", k0, k1, ...)``: a tuple whose elements have these kinds;
 * ``("seq", k)`` / ``("dict", k)``: a list/sequence of / a dict with values of kind k;
@@ -32,13 +33,14 @@ SIZE = "size"
 NDARRAY = "ndarray"
 PY = "py"
 MODULE = "module"
+DISTRIBUTION = "distribution"  # a torch.distributions object: its sample()/log_prob() are tensors
 OBJ = "obj"          # tag of ("obj", class_id, is_module)
 TUPLE = "tuple"      # tag of ("tuple", k0, k1, ...)
 SEQ = "seq"          # tag of ("seq", element kind)
 DICT = "dict"        # tag of ("dict", value kind)
 
 TENSORISH = frozenset({TENSOR, MASK, SCALAR_TENSOR})
-NOT_TENSOR = frozenset({DATA, SIZE, NDARRAY, PY, MODULE})
+NOT_TENSOR = frozenset({DATA, SIZE, NDARRAY, PY, MODULE, DISTRIBUTION})
 # values computed from tensor data: used as a size, they make the shape data-dependent
 DATA_DERIVED = frozenset({DATA, SCALAR_TENSOR, TENSOR, MASK})
 

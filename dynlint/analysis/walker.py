@@ -33,7 +33,7 @@ from dynlint.analysis.facts import (
     Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call,
 )
 from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
-    DATA, DATA_DERIVED, DICT, MASK, MODULE, NDARRAY, NOT_TENSOR, OBJ, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH,
+    DATA, DATA_DERIVED, DICT, DISTRIBUTION, MASK, MODULE, NDARRAY, NOT_TENSOR, OBJ, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH,
     TUPLE, combine_binop as _combine_binop, element_kind, is_module, is_not_tensor, item_kind, join, obj_class,
     iteration_kind, relevant, unpacked_kinds,
 )
@@ -49,7 +49,7 @@ class _Scope:
     """Names of one function (or the module) and what they hold."""
 
     __slots__ = ("kinds", "bindings", "name", "id", "maybe", "partial", "bound_at", "defs", "evidence", "node",
-                 "returns", "is_generator", "aliases", "self_attrs", "latest")
+                 "returns", "is_generator", "aliases", "self_attrs", "latest", "block_entry")
 
     def __init__(self, name: str, function_id: str, node: ast.AST | None = None):
         self.name = name
@@ -72,6 +72,8 @@ class _Scope:
         self.is_generator = False
         self.aliases: dict[str, str] | None = None   # imports inside a function are its own names
         self.self_attrs: dict[str, object] | None = None  # self.<attr> assigned in this method (not __init__)
+        # name -> (block, kind, maybe, partial) it held when first bound in that block (a branch or loop body)
+        self.block_entry: dict[str, tuple] = {}
 
 
 class _ClassInfo:
@@ -151,6 +153,7 @@ class Analyzer:
         #: names narrowed to "not a tensor" in the else of an isinstance test: (scope, kind before), so
         #: that a binding there joins with what the name was, not with the narrowed kind
         self._negated: dict[str, tuple] = {}
+        self._comprehension_target = False      # binding a comprehension's variable (see bind)
 
     # ------------------------------------------------------------------ driver
     def run(self, tree: ast.AST) -> FileAnalysis:
@@ -457,23 +460,38 @@ class Analyzer:
             if maybe is None:
                 maybe = value is not None and self.uncertain(value)
             if kind is None and name in self._scope_evidence():
-                kind, maybe = TENSOR, False  # used as a tensor (x.detach(), torch.sigmoid(x), ...)
+                # used as a tensor (x.detach(), torch.sigmoid(x), ...); a comprehension's variable only
+                # maybe: its name (x, t, i) is often another value's elsewhere in the function
+                kind, maybe = TENSOR, self._comprehension_target
             if kind in (None, TENSOR) and name in self._scope_masks():
                 kind = MASK  # used as a mask (~keep, x.masked_fill(keep, 0), torch.where(keep, a, b))
             partial = False
-            if self.control_depth and name in scope.kinds:
-                previous = scope.kinds[name]
-                if self._negated and name in self._negated and self._negated[name][0] is scope:
-                    previous = self._negated[name][1]  # what it was before `else:` of an isinstance test
-                if previous != kind:
+            if self.control_depth:
+                # a later binding in the same block replaces an earlier one there: it joins with what
+                # the name held when the block began, not with that earlier binding (n = t * c; n = int(n))
+                key = self._block_key()
+                entry = scope.block_entry.get(name)
+                if entry is not None and entry[0] == key:
+                    _, previous, was_maybe, was_partial = entry
+                elif name in scope.kinds:
+                    previous, was_maybe, was_partial = scope.kinds[name], name in scope.maybe, name in scope.partial
+                    if self._negated and name in self._negated and self._negated[name][0] is scope:
+                        previous = self._negated[name][1]  # what it was before `else:` of an isinstance test
+                    scope.block_entry[name] = (key, previous, was_maybe, was_partial)
+                else:
+                    previous = _UNBOUND
+                    scope.block_entry[name] = (key, _UNBOUND, False, False)
+                if previous is not _UNBOUND and previous != kind:
                     # bound differently on different paths: only maybe a tensor after the branch, but
                     # a tensor for real on one path when that binding was proven (skip = False;
                     # if training: skip = torch.rand([]) < p) — see ``on_some_path``
                     sure_tensor = (kind in TENSORISH and not maybe) or (
-                        previous in TENSORISH and name not in scope.maybe) or name in scope.partial
+                        previous in TENSORISH and not was_maybe) or was_partial
                     kind, join_maybe = join(previous, kind)
-                    maybe = maybe or join_maybe or name in scope.maybe
+                    maybe = maybe or join_maybe or was_maybe
                     partial = sure_tensor and kind in TENSORISH
+            else:
+                scope.block_entry.pop(name, None)
             if not partial and maybe and kind in TENSORISH and value is not None and self.on_some_path(value):
                 partial = True  # n = m * 2 where m is a tensor on one path: so is n
             scope.kinds[name] = kind
@@ -521,6 +539,20 @@ class Analyzer:
                 self._set_self_attr(self.classes[-1], target.attr,
                                     kind if kind is None or relevant(kind) is not None else PY)
 
+    def _block_key(self) -> tuple:
+        """The statement list holding the statement being walked: (its owner, the field)."""
+        stack = self.stack
+        for i in range(len(stack) - 1, 0, -1):
+            node = stack[i]
+            if isinstance(node, ast.stmt):
+                parent = stack[i - 1]
+                for field in ("body", "orelse", "finalbody"):
+                    statements = getattr(parent, field, None)
+                    if type(statements) is list and any(s is node for s in statements):
+                        return id(parent), field
+                return id(parent), ""
+        return 0, ""
+
     def _own_attrs(self, info: "_ClassInfo") -> dict:
         """Where ``self.<attr> = value`` goes: the class's shared attributes in its body and
         ``__init__`` (and in classes defined inside functions, walked in one piece), else the
@@ -554,6 +586,24 @@ class Analyzer:
         if attr in info.attr_kinds:
             return True, info.attr_kinds[attr]
         return False, None
+
+    def bound_to_sequence(self, name: str) -> bool:
+        """Whether the current function binds ``name`` to a list or tuple display, a list comprehension
+        or ``list(...)``/``tuple(...)`` somewhere (``parts = [(0, n)]`` inside a branch)."""
+        node = self.scope.node
+        if node is None:
+            return False
+        names = getattr(node, "_dynlint_sequences", None)
+        if names is None:
+            found = set()
+            for sub in ast.walk(node):
+                if type(sub) is ast.Assign and len(sub.targets) == 1 and type(sub.targets[0]) is ast.Name:
+                    value = sub.value
+                    if type(value) in (ast.List, ast.Tuple, ast.ListComp) or (
+                            type(value) is ast.Call and type(value.func) is ast.Name and value.func.id in ("list", "tuple")):
+                        found.add(sub.targets[0].id)
+            names = node._dynlint_sequences = frozenset(found)
+        return name in names
 
     def _scope_masks(self) -> frozenset[str]:
         """Names the current function uses as boolean masks (computed once per function)."""
@@ -641,7 +691,15 @@ class Analyzer:
         if t is ast.Subscript:
             return self.uncertain(node.value)
         if t is ast.BinOp:
-            return self.uncertain(node.left) or self.uncertain(node.right)
+            left, right = self.uncertain(node.left), self.uncertain(node.right)
+            if left and right:
+                return True
+            if left or right:
+                # `longest - len(item)`: data (or a tensor) on the sure side decides the result whatever
+                # the other side is
+                sure = self.kind(node.right if left else node.left)
+                return sure != DATA and sure not in TENSORISH
+            return False
         if t is ast.UnaryOp:
             return self.uncertain(node.operand)
         if t is ast.BoolOp:
@@ -836,6 +894,8 @@ class Analyzer:
                 return _tensor_method_kind(receiver, method, node, self._asks_for_bool(node))
             if receiver == NDARRAY:
                 return PY if method in ("item", "tolist") else NDARRAY
+            if receiver == DISTRIBUTION:
+                return TENSOR if method in ops.DISTRIBUTION_TENSOR_METHODS else None
             if type(func.value) is ast.Name and func.value.id == "self" and self.classes and self._self_is_instance():
                 return self._answered(node, self.ask(("mcall", self.classes[-1].id, method)))
             owner = obj_class(receiver)
@@ -893,6 +953,8 @@ class Analyzer:
             return NDARRAY
         if root != "torch":
             return None
+        if qual.startswith("torch.distributions.") and qual.rsplit(".", 1)[-1][:1].isupper():
+            return DISTRIBUTION  # Categorical(probs): its .sample() is a tensor
         if "._" in qual:
             return None  # private APIs (torch._foreach_*, torch._custom_ops.*): no promise about what they return
         if qual in ops.MASK_FUNCTIONS:
@@ -1520,7 +1582,11 @@ class Analyzer:
     def visit_comprehension(self, node: ast.comprehension) -> None:
         self.visit(node.iter)
         self.check_loop_iterable(node.iter)
-        self.bind(node.target, _iteration_kind(self.kind(node.iter)), maybe=self.uncertain(node.iter))
+        self._comprehension_target = True
+        try:
+            self.bind(node.target, _iteration_kind(self.kind(node.iter)), maybe=self.uncertain(node.iter))
+        finally:
+            self._comprehension_target = False
         for condition in node.ifs:  # `[t for t in ts if t.sum() > 0]` branches per element
             self.check_branch_test(condition, None)
             self.visit(condition)
@@ -2046,6 +2112,7 @@ class _Narrowing:
 
 
 _NO_NARROWING = contextlib.nullcontext()
+_UNBOUND = object()  # a name not bound before the block that binds it
 
 
 def _assigned_self_attrs(block) -> set[str]:

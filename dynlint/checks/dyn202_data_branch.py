@@ -28,7 +28,7 @@ def check_builtin(a, node, qual, method, receiver) -> None:
     """``min(lengths)``, ``sorted(lengths)``, ``max(0, t - n)``: Python compares tensor values."""
     if a.is_silenced(node) or not node.args or any(type(arg) is ast.Starred for arg in node.args):
         return
-    if not any(a.value_kind(arg) in TENSORISH for arg in node.args):
+    if not any(a.value_kind(arg) in TENSORISH or a.on_some_path(arg) for arg in node.args):
         return
     a.silence_syncs(node)
     advice, effect = ops.COMPARING_BUILTINS[qual]

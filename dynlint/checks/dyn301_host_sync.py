@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.kinds import NDARRAY, TENSORISH
+from dynlint.analysis.kinds import DICT, MASK, MODULE, NDARRAY, PY, SEQ, TENSORISH, TUPLE
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN301", "host-sync", "Copying a tensor value to the host syncs and breaks the graph", scope=Scope.DEVICE)
@@ -45,3 +45,62 @@ def check_numpy_store(a, target) -> None:
     if a.value_kind(statement.value) in TENSORISH and not a.is_silenced(statement.value):
         a.report(RULE, statement.value, "storing a tensor into a numpy array copies it to the host (a sync); "
                  "keep the values in a tensor, and convert once outside the step")
+
+
+@RULE.on_subscript
+@RULE.on_subscript_store
+def check_python_index(a, node: ast.Subscript) -> None:
+    """``parts[c]``, ``self.resamplers[idx]`` with a tensor ``c``: a Python sequence indexed by a tensor calls
+    ``__index__``, which reads the value on the host (measured: a graph break, Tensor.item())."""
+    index = node.slice
+    if type(index) in (ast.Slice, ast.Tuple) or a.is_silenced(index):
+        return
+    if not _python_sequence(a, node.value):
+        return
+    kind = a.value_kind(index)
+    if kind in TENSORISH and kind != MASK:
+        a.report(RULE, index, "a tensor used as the index of a Python list/tuple/ModuleList is read on the host "
+                 "(`__index__`: a sync and a graph break); index a tensor instead (torch.stack the items, then "
+                 "gather), or keep the index a Python int")
+
+
+@RULE.on_call(methods=ops.LIST_INDEX_METHODS, any_receiver=True)
+def check_list_method(a, node, qual, method, receiver) -> None:
+    """``parts.pop(c)`` / ``parts.insert(c, v)`` with a tensor ``c``."""
+    if not node.args or a.is_silenced(node.args[0]) or not _python_sequence(a, node.func.value):
+        return
+    kind = a.value_kind(node.args[0])
+    if kind in TENSORISH and kind != MASK:
+        a.report(RULE, node.args[0], f"`list.{method}()` with a tensor index reads it on the host (a sync); "
+                 "torch.compile fails on it (an internal error, measured); pass a Python int or keep the items "
+                 "in a tensor")
+
+
+@RULE.on_call(functions=ops.LEGACY_TENSOR_CONSTRUCTORS)
+def check_legacy_constructor(a, node, qual, method, receiver) -> None:
+    """``torch.Tensor([[out[0], out[1]]])``: each 0-d tensor element is read on the host."""
+    if len(node.args) != 1 or a.is_silenced(node) or not isinstance(node.args[0], (ast.List, ast.Tuple)):
+        return
+    pending = list(node.args[0].elts)
+    while pending:
+        element = pending.pop()
+        if isinstance(element, (ast.List, ast.Tuple)):
+            pending.extend(element.elts)
+        elif a.value_kind(element) in TENSORISH:
+            a.report(RULE, node, f"`{qual}([...])` of tensor elements reads each one on the host (a sync), and "
+                     "fails under torch.compile (measured); use torch.stack / torch.cat of the tensors")
+            return
+
+
+def _python_sequence(a, value: ast.expr) -> bool:
+    """A list, tuple or ModuleList (not a dict: a tensor key is hashed, not read)."""
+    kind = a.kind(value)
+    if kind == MODULE:
+        return True
+    if type(kind) is tuple:
+        return kind[0] in (SEQ, TUPLE)
+    if kind != PY:
+        return False
+    if isinstance(value, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    return isinstance(value, ast.Name) and a.bound_to_sequence(value.id)

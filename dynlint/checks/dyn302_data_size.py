@@ -38,6 +38,34 @@ def check_function(a, node, qual, method, receiver) -> None:
     _check_sizes(a, node, *ops.SIZE_ARGUMENT_FUNCTIONS[qual], what=f"`{short}`")
 
 
+@RULE.on_call(functions=ops.BOUND_ARGUMENT_FUNCTIONS)
+def check_bounds(a, node, qual, method, receiver) -> None:
+    """``torch.randint(s, e - length, (1,))``: bounds the op needs as Python numbers; a tuple among the
+    positional arguments is the size."""
+    positions, keywords = ops.BOUND_ARGUMENT_FUNCTIONS[qual]
+    short = qual.replace("torch.", "torch.")
+    for index, argument in enumerate(node.args):
+        if index not in positions or isinstance(argument, ast.Starred):
+            continue
+        if isinstance(argument, (ast.Tuple, ast.List)):
+            _check_sizes(a, node, (index,), frozenset(), what=f"`{short}`")
+        elif _report_bound(a, argument, short):
+            return
+    for keyword in node.keywords:
+        if keyword.arg in keywords and _report_bound(a, keyword.value, short):
+            return
+
+
+def _report_bound(a, value: ast.expr, what: str) -> bool:
+    if a.value_kind(value) not in DATA_DERIVED:
+        return False
+    a.silence_syncs(value)
+    a.report(RULE, value, f"bound passed to `{what}` is computed from tensor data: the op needs it as a Python "
+             "number, read on the host (a graph break); draw on the device instead, e.g. "
+             "`low + (torch.rand(size) * (high - low)).long()`")
+    return True
+
+
 @RULE.on_call(methods=ops.SIZE_ARGUMENT_METHODS)
 def check_method(a, node, qual, method, receiver) -> None:
     if receiver in TENSORISH or receiver is None:
