@@ -141,7 +141,8 @@ def _slice(lines: list[str], line: int, col: int, end_line: int, end_col: int) -
 def _apply_round(text: str, findings: list[Finding], limit: int) -> tuple[str, list[Finding], list[SkippedFix]]:
     """One round: place each fix in the smallest expression that holds its edits, rewrite that
     expression's own source text, and splice the results into ``text``.  Fixes whose
-    expressions overlap an earlier one wait for the next round (against re-checked text)."""
+    expressions overlap an earlier one, or share a line with it, wait for the next round
+    (against re-checked text)."""
     try:
         module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
@@ -170,6 +171,8 @@ def _apply_round(text: str, findings: list[Finding], limit: int) -> tuple[str, l
         if any(_ranges_overlap(start, end, other.start, other.end) for other in chosen) \
                 or _overlaps_edits(edits, [other.edits for other in chosen]):
             continue  # overlapping candidate: next round, against the re-checked text
+        if any(start[0] <= other.end[0] and other.start[0] <= end[0] for other in chosen):
+            continue  # on a line another fix changes: next round, so its layout sees that line as changed
         try:
             placed = _place(source, start, end, edits, limit, statement)
         except FixError as exc:
@@ -245,9 +248,11 @@ def _place(source: _Text, start, end, edits, limit: int, statement: bool = False
             if not 0 <= at <= to <= len(code):
                 raise FixError("an edit lies outside its expression")
             content = edit.content
-            if wrap:
-                prefix = source.line_text(edit.line)[:edit.col]
-                suffix = source.line_text(edit.end_line)[edit.end_col:]
+            if wrap:  # against the line as edited: the edits left of it as emitted, right of it as placed
+                prefix = _edited_prefix(source.line_text(edit.line), edit, edits)
+                rest = code[to:]
+                cut = LINE_BREAK_RE.search(rest)
+                suffix = rest[:cut.start()] if cut else rest + source.line_text(end[0])[end[1]:]
                 content = layout.fit(content, prefix, suffix, limit)
             code = code[:at] + LINE_BREAK_RE.sub(lambda _m: ending, content) + code[to:]
         versions.append(code)
@@ -263,6 +268,17 @@ def _place(source: _Text, start, end, edits, limit: int, statement: bool = False
     if wrapped != plain and not _same_expression(wrapped, plain):
         wrapped = plain  # layout only: wrapping may never change what the code means
     return _Placed(start, end, edits, wrapped, plain)
+
+
+def _edited_prefix(line: str, edit, edits) -> str:
+    """``line`` up to ``edit``'s start, with the other edits that lie wholly before it on that
+    line applied as emitted (a replacement's own line breaks: the text after the last one)."""
+    prefix = line[:edit.col]
+    for other in sorted(edits, key=lambda e: e.col, reverse=True):
+        if other is not edit and other.line == other.end_line == edit.line and other.end_col <= edit.col:
+            prefix = prefix[:other.col] + other.content + prefix[other.end_col:]
+    cut = list(LINE_BREAK_RE.finditer(prefix))
+    return prefix[cut[-1].end():] if cut else prefix
 
 
 def _statement_tree(code: str, col: int) -> str | None:

@@ -103,3 +103,33 @@ def test_configured_limits_are_read_from_the_projects_tools(tmp_path):
     (project / "pyproject.toml").write_text("not toml [\n")
     assert layout.line_length("x = 1\n", str(target)) == 99  # a broken file of another tool is skipped
     layout._configured.cache_clear()
+
+
+def test_two_fixes_on_one_line_keep_the_line_within_the_limit():
+    """Each fix used to be fitted against the *original* rest of its line, so two rewrites that
+    fit alone but not together (torchvision's SSD loss: ``(cls_loss[fg].sum() +
+    cls_loss[bg].sum()) / N``) made a 136-column line in a 120-column file."""
+    from dynlint.api import check_source  # noqa: PLC0415
+    from dynlint.fixer import fix_source  # noqa: PLC0415
+
+    source = (
+        "import torch\n\n\n"
+        "class Head:\n"
+        "    def f(self, cls_loss: torch.Tensor, N: int):\n"
+        "        foreground_idxs = cls_loss > 0\n"
+        "        background_idxs = cls_loss < 0\n"
+        "        # " + "-" * 110 + "\n"
+        "        return {\n"
+        '            "classification": (cls_loss[foreground_idxs].sum() + cls_loss[background_idxs].sum()) / N,\n'
+        "        }\n"
+    )
+    fixed, applied = fix_source(source, check_source(source), unsafe=False)
+    assert len(applied) == 2
+    assert max(len(line) for line in fixed.splitlines()) <= 120, fixed
+    assert '"classification": (torch.where(foreground_idxs, cls_loss, 0).sum() + torch.where(' in fixed
+    namespace: dict = {}
+    exec(compile(fixed, "fixed", "exec"), namespace)  # noqa: S102
+    import torch  # noqa: PLC0415
+
+    x = torch.tensor([1.0, -2.0, 0.0, 3.0])
+    assert namespace["Head"]().f(x, 1)["classification"] == 2.0
