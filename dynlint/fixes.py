@@ -477,8 +477,11 @@ def _rewrite_term(name, dim, term, real, parent, ctx, shapes):
             return None  # masked_select broadcasts m and x: m.sum() would miscount
         content = f"{torch}.where({aligned.text}, {full}, 0).sum() / {count}"
         content = _parenthesize(content, parent, real)
-        safe = False  # int inputs: the original raises, the rewrite returns a float; float16 sums can overflow
-        message = "Replace with a masked sum divided by the mask count (unsafe: integer inputs no longer raise)"
+        # exact for float32/float64 values (an empty mask gives NaN in both); integer inputs raise in
+        # the original, float16/bfloat16 sums round (or overflow) before the division
+        safe = exact and shapes.full_float(term.node)
+        message = "Replace with a masked sum divided by the mask count" + (
+            "" if safe else " (unsafe: integer inputs no longer raise, float16 sums round before the division)")
     else:
         if not (plain and aligned.exact and _is_simple(x) and (leaf.row or aligned.same_shape)):
             return None  # the dtype-extreme expression repeats x; masked_fill cannot grow x

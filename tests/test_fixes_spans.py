@@ -415,6 +415,79 @@ def test_mask_of_sort_indices_is_plain_and_exact(n, anchors, data):
     compare_with_grad(original, fixed, loss, counts)
 
 
+MEAN_OF_FULL_PRECISION = {
+    # ProphetNet's label smoothing (transformers): log_softmax(dtype=torch.float32), a span ending in mean
+    "prophetnet_span": """
+def f(logits: torch.Tensor, targets: torch.Tensor):
+    lprobs = torch.nn.functional.log_softmax(logits.view(-1, logits.size(-1)), dim=-1, dtype=torch.float32)
+    smooth_loss = -lprobs.sum(dim=-1, keepdim=True)
+    non_masked_tokens = targets.ne(-100).view(-1)
+    smooth_loss = smooth_loss[non_masked_tokens]
+    smooth_loss = smooth_loss.mean()
+    return smooth_loss
+""",
+    "cast": """
+def f(logits: torch.Tensor, targets: torch.Tensor):
+    m = targets >= 0
+    return logits[m].double().mean()
+""",
+    "to_float32": """
+def f(logits: torch.Tensor, targets: torch.Tensor):
+    x = logits.to(torch.float32)
+    keep = targets >= 0
+    return (x[keep] * 2).mean()
+""",
+}
+_MEANS = {name: _Pair(body, SAFE, "DYN101") for name, body in MEAN_OF_FULL_PRECISION.items()}
+
+
+@st.composite
+def logits_and_targets(draw):
+    """logits (N, 3) of any float dtype with NaN/inf anywhere, integer targets with -100 pads;
+    every mask: none, all, some."""
+    n = draw(st.integers(0, 4))
+    logits = draw(tensors((n, 3), dtypes=FLOATS))
+    targets = torch.tensor(draw(st.lists(st.sampled_from([-100, 0, 2]), min_size=n, max_size=n)), dtype=torch.long)
+    return logits, targets
+
+
+@EXAMPLES
+@given(st.sampled_from(sorted(MEAN_OF_FULL_PRECISION)), logits_and_targets())
+@example("prophetnet_span", (torch.tensor([[float("nan"), 1.0, 2.0], [0.0, 1.0, 2.0]]), torch.tensor([-100, 1])))
+@example("cast", (torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.float16), torch.tensor([-100])))
+def test_mean_of_a_proven_float32_or_float64_value_is_safe_and_exact(name, case):
+    """x[m].mean() -> where(M, x, 0).sum() / count is exact when the selected values are float32
+    or float64 (an empty mask gives NaN in both): proven by a cast or a dtype= argument."""
+    original, fixed, source = _MEANS[name]
+    assert ".mean()" not in source.split("def f", 1)[1] and "torch.where(" in source
+    logits, targets = case
+    want, error = _outcome(original, logits, targets)
+    assert error is None
+    assert_same(want, fixed(logits, targets))
+    compare_with_grad(original, fixed, logits, targets)
+
+
+def test_mean_of_a_value_of_unknown_or_half_precision_stays_unsafe():
+    """float16 sums round (and overflow past 65504) before the division, integers raise in the
+    original: without a proof of float32/float64 the mean fix stays unsafe."""
+    for body in ("""
+def f(x: torch.Tensor, y: torch.Tensor):
+    m = y > 0
+    return x[m].mean()
+""", """
+def f(x: torch.Tensor, y: torch.Tensor):
+    h = x.float()
+    return h.half()[h > 0].mean()
+""", """
+def f(x: torch.Tensor, y: torch.Tensor):
+    m = y > 0
+    return x[m].half().mean()
+"""):
+        fixed_pair(body, expect=UNSAFE, code="DYN101")
+    x = torch.full((3,), 30000.0, dtype=torch.float16)
+    assert torch.isinf(torch.where(x > 0, x, 0).sum() / 3) and x.mean() == 30000.0
+
+
 BOOL_IN_A_TRIPLE_PRODUCT = """
 def f(h: torch.Tensor, y: torch.Tensor):
     m = h != 0

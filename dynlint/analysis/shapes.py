@@ -63,6 +63,21 @@ _FACTORIES = frozenset({"zeros", "ones", "empty", "rand", "randn"})
 _DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "amax", "amin", "any", "all", "argmax", "argmin", "nansum",
                              "nanmean", "std", "var", "logsumexp", "count_nonzero"})
 _FLATTENING = frozenset({"flatten", "ravel"})
+# Ops whose floating-point result has their (first) tensor operand's dtype.
+_DTYPE_KEEPING = frozenset({
+    "abs", "neg", "negative", "exp", "log", "log1p", "sigmoid", "tanh", "sqrt", "square", "relu", "clamp",
+    "clamp_min", "clamp_max", "clip", "clone", "detach", "contiguous", "softmax", "log_softmax", "cumsum",
+    "sum", "mean", "nansum", "amax", "amin", "logsumexp", "view", "reshape", "flatten", "ravel", "squeeze",
+    "unsqueeze", "transpose", "permute", "expand", "expand_as", "view_as", "reshape_as", "t", "mul", "add", "sub",
+    "div", "softplus", "smooth_l1_loss", "l1_loss", "mse_loss", "nan_to_num",
+})
+# Functions whose result has the dtype their ``dtype=`` argument names.
+_DTYPE_RESULTS = frozenset({
+    "log_softmax", "softmax", "sum", "mean", "nansum", "cumsum", "prod", "zeros", "ones", "full", "empty",
+    "rand", "randn", "arange", "linspace", "tensor", "as_tensor", "zeros_like", "ones_like", "full_like",
+    "empty_like", "rand_like", "randn_like", "to",
+})
+_FUNCTIONAL = frozenset({"F", "nn.functional", "torch.nn.functional", "functional"})
 
 
 class Shapes:
@@ -108,7 +123,7 @@ class Shapes:
             func = expr.func
             if any(isinstance(a, ast.Starred) for a in expr.args) or any(k.arg is None for k in expr.keywords):
                 return None
-            if self._is_torch(func.value):
+            if self._is_torch(func.value) or _chain(func.value) in _FUNCTIONAL:
                 if func.attr in _SHAPE_KEEPING and expr.args and self._only_plain(expr.args[1:], expr.keywords):
                     return recurse(expr.args[0])
                 return None
@@ -215,6 +230,10 @@ class Shapes:
             if not expr.args:
                 return None
             receiver, arguments = expr.args[0], expr.args[1:]
+        elif _chain(func.value) in _FUNCTIONAL:  # F.log_softmax(x, -1): x's rank
+            if not expr.args or name not in _SHAPE_KEEPING:
+                return None
+            receiver, arguments = expr.args[0], expr.args[1:]
         else:
             receiver, arguments = func.value, list(expr.args)
         if name in _FLATTENING and not arguments and not keywords:
@@ -255,6 +274,52 @@ class Shapes:
             ranks = [recurse(e) for e in [receiver, *arguments]]
             return None if None in ranks else max(ranks)
         return None
+
+    # ------------------------------------------------------------------ dtypes
+    def full_float(self, expr, depth: int = 0) -> bool:
+        """Whether ``expr`` is provably a float32 or float64 tensor (or a selection of one): a
+        ``.float()``/``.double()``/``.to(torch.float32)`` cast, a ``dtype=torch.float32``
+        argument of a function that returns that dtype, and what keeps the dtype of such a
+        value (indexing, views, elementwise ops and reductions, arithmetic with Python
+        numbers or with another such value)."""
+        if depth > _DEPTH:
+            return False
+        recurse = lambda e: self.full_float(e, depth + 1)  # noqa: E731
+        if isinstance(expr, ast.Name):
+            bound = self.ctx.latest_binding(expr.id)
+            return bound is not None and recurse(bound)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+            return recurse(expr.operand)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            sides = [expr.left, expr.right]
+            if any(_is_number(side) for side in sides):
+                return any(recurse(side) for side in sides if not _is_number(side))
+            return all(recurse(side) for side in sides)
+        if isinstance(expr, ast.Subscript):
+            return recurse(expr.value)
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
+            return False
+        if any(isinstance(a, ast.Starred) for a in expr.args) or any(k.arg is None for k in expr.keywords):
+            return False
+        func, name = expr.func, expr.func.attr
+        keywords = {k.arg: k.value for k in expr.keywords}
+        if "dtype" in keywords:
+            return name in _DTYPE_RESULTS and self._full_float_dtype(keywords["dtype"]) \
+                and (self._is_torch(func.value) or _chain(func.value) in _FUNCTIONAL
+                     or self.ctx.kind(func.value) in ("tensor", "mask", "scalar_tensor"))
+        if self._is_torch(func.value) or _chain(func.value) in _FUNCTIONAL:
+            return name in _DTYPE_KEEPING and bool(expr.args) and recurse(expr.args[0])
+        if name in ("float", "double") and not expr.args and not keywords:
+            return True
+        if name == "to" and len(expr.args) == 1 and not keywords and self._full_float_dtype(expr.args[0]):
+            return True
+        if name in ("masked_select", "index_select", "gather") or name in _DTYPE_KEEPING:
+            return recurse(func.value)
+        return False
+
+    def _full_float_dtype(self, node) -> bool:
+        return isinstance(node, ast.Attribute) and self._is_torch(node.value) \
+            and node.attr in ("float32", "float", "float64", "double")
 
     def _is_torch(self, node) -> bool:
         return isinstance(node, ast.Name) and node.id == self.torch
