@@ -20,7 +20,8 @@ stress the same-shape proofs behind the safe fixes:
   selection in a true division, row indices (``h[torch.where(m)[0]]``,
   ``index_select(0, m.nonzero().squeeze(1))``) of a mask of known rank 1
   (``m = y.view(-1) > 0``), and dynamic spans: the selection bound to a name,
-  transformed, rebound, and reduced in a later statement;
+  transformed, rebound, and reduced in a later statement; means of values cast
+  to float32/float64 (``h[m].float().mean()``, also through a span);
 * inputs: every dtype (bool, uint8, int32/64, float16/32/64, bfloat16), ranks 1
   and 2 (square matrices, columns), broadcasting partners ``g`` of shape
   ``(N,)``, ``(N, 1)``, ``(N, N)``, NaN/±inf and integer extremes, empty, full,
@@ -106,8 +107,13 @@ USES = {
     "span_rebind": "s = h[{m}]\ns = s.float()\nacc = acc + s.sum()",
     "span_indices": "idx = torch.where({m})\nacc = acc + h[idx].sum()",
     "span_product": "fa = h[{m}]\nfb = {partner}[{m}]\nacc = acc + (fa {op} fb).sum()",
+    # means of values proven float32/float64 (safe since the mean fix learned dtypes)
+    "mean_float": "acc = acc + h[{m}].float().mean()",
+    "mean_double": "acc = acc + (h[{m}].double() * 2).mean()",
+    "span_mean": "s = h.float()[{m}]\nacc = acc + s.mean()",
 }
 SPAN_USES = ("span", "span_rebind", "span_indices", "span_product")
+MEAN_USES = ("mean_float", "mean_double", "span_mean")
 ROW_USES = ("sum0", "row_index", "index_select", "sum", "span")
 
 # the second operand of the product form and of .mul(): another tensor, or one computed from h
@@ -145,6 +151,8 @@ FAMILIES = {
                           "partners": ("g", "g", "g", "scaled", "cast"), "partner_shape": "broadcast"},
     # issue 11: spans across every placement and shape change (the inlined operands move to the end)
     "spans": {**_ALL, "uses": SPAN_USES},
+    # issue 11: means of float32/float64 values (a sum over the mask divided by its count)
+    "means": {**_ALL, "uses": MEAN_USES},
     # issue 11: row masks of a known rank (sum over dim 0, row indices, index_select)
     "rows": {**_ALL, "masks": ("flat", "flat", "derived_flat", "derived_flat", "param", "derived"), "uses": ROW_USES},
 }
