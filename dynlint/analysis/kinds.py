@@ -149,21 +149,23 @@ def iteration_kind(kind):
     return element_kind(kind)
 
 
-def relevant(kind):
+def relevant(kind, sizes: bool = False):
     """The part of a kind worth telling other functions about: tensors, data read from tensors,
-    numpy arrays, modules and project objects, and containers of those.  Plain values (sizes,
-    flags, strings) become unknown, so that what a walk learns from other files changes only
-    when something that matters to the rules changed (fewer walks, same findings)."""
-    if kind in TENSORISH or kind in (DATA, NDARRAY, MODULE):
+    numpy arrays, modules and project objects, and containers of those; with ``sizes``, tensor
+    sizes too (what a call passes and a function returns: ``helper(x.shape[:2])`` branching on
+    them specializes the graph, DYN201).  Plain values (flags, strings) become unknown, so that
+    what a walk learns from other files changes only when something that matters to the rules
+    changed (fewer walks, same findings)."""
+    if kind in TENSORISH or kind in (DATA, NDARRAY, MODULE) or (sizes and kind == SIZE):
         return kind
     if type(kind) is tuple:
         tag = kind[0]
         if tag == OBJ:
             return kind
         if tag in (SEQ, DICT):
-            inner = relevant(kind[1])
+            inner = relevant(kind[1], sizes)
             return (tag, inner) if inner is not None else None
         if tag == TUPLE:
-            inner = tuple(relevant(k) for k in kind[1:])
+            inner = tuple(relevant(k, sizes) for k in kind[1:])
             return (TUPLE, *inner) if any(k is not None for k in inner) else None
     return None

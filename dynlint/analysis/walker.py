@@ -1148,7 +1148,7 @@ class Analyzer:
                     kind, joined_maybe = join(kind, other)
                     maybe = maybe or joined_maybe
                 maybe = maybe or other_maybe
-            kind = relevant(kind)
+            kind = relevant(kind, sizes=True)
             if kind is not None:
                 self.produced.returns[function_id] = (kind, maybe)
 
@@ -1880,7 +1880,7 @@ class Analyzer:
         return name.lower().lstrip("_") in ops.MODEL_NAMES
 
     def _arg_fact(self, arg: ast.expr) -> tuple:
-        return (relevant(self.kind(arg)), not self.uncertain(arg))
+        return (relevant(self.kind(arg), sizes=True), not self.uncertain(arg))
 
     # ------------------------------------------------------------------ rule events
     def check_subscript_read(self, node: ast.Subscript) -> None:
