@@ -142,6 +142,7 @@ def report(packages: list[corpus.Package], dest: str) -> int:
     print()
     _print_recall(results, packages)
     _print_misses(results)
+    _print_hidden(results)
     _print_default(default_counts, packages)
     return 0
 
@@ -193,6 +194,22 @@ def _print_misses(results) -> None:
     for hazard in sorted(misses, key=lambda h: (h["group"] != "held-out", h["package"], h["path"], h["line"])):
         print(f"  [{hazard['group']}] {hazard['package']}: {hazard['path']}:{hazard['line']}  "
               f"{hazard['category']} ({hazard['region']})  {hazard['snippet'][:90]}")
+    print()
+
+
+def hidden_device_hazards(results) -> list[tuple[dict, list]]:
+    """Hazards picked as compiled or training-step code whose findings all say ``host``: the default
+    report would hide them (a region rule moved device code to the host)."""
+    return [(hazard, found) for hazard, found in results
+            if hazard["region"] != "host" and found and all(f.region == "host" for f in found)]
+
+
+def _print_hidden(results) -> None:
+    hidden = hidden_device_hazards(results)
+    print(f"compiled/training-step hazards flagged only in host code (hidden by default): {len(hidden)}")
+    for hazard, found in hidden:
+        print(f"  [{hazard['group']}] {hazard['package']}: {hazard['path']}:{hazard['line']}  "
+              f"({hazard['region']})  {hazard['snippet'][:90]}")
     print()
 
 

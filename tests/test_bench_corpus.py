@@ -79,6 +79,19 @@ def test_flagged_by_needs_an_overlapping_hazard_rule_finding():
     assert cf.flagged_by(findings, 20, 20) == []                # DYN000 is not a hazard rule
 
 
+def test_hidden_device_hazards_are_the_device_hazards_flagged_only_in_host_code():
+    def hazard(region):
+        return {"region": region, "package": "pkg", "path": "pkg/mod.py", "line": 1, "snippet": ""}
+
+    def found(*regions):
+        return [cf.Finding("pkg/mod.py", 1, 1, "DYN101", "", r) for r in regions]
+
+    results = [(hazard("compiled"), found("host")), (hazard("training-step"), found("host", "host")),
+               (hazard("compiled"), found("host", "compiled")), (hazard("compiled"), found()),
+               (hazard("host"), found("host")), (hazard("compiled"), found("unknown"))]
+    assert hr.hidden_device_hazards(results) == results[:2]
+
+
 def test_function_hash_follows_the_function_not_the_file(tmp_path):
     first = tmp_path / "a.py"
     first.write_text(SOURCE)
