@@ -160,8 +160,9 @@ DATASET_BASE_QUALNAMES = frozenset({
     "torch.utils.data.TensorDataset", "torch.utils.data.IterDataPipe", "torch.utils.data.MapDataPipe",
 })
 HOST_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__len__"})
-#: base classes (by name) whose every method runs on the host: Lightning data modules
-HOST_CLASS_SUFFIXES = ("DataModule",)
+#: base classes (by name) whose every method runs on the host: Lightning data modules, Lightning/transformers
+#: callbacks
+HOST_CLASS_SUFFIXES = ("DataModule", "Callback")
 HOST_CALLBACK_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
 
 #: annotations that mean "a tensor" / "not a tensor"
@@ -387,8 +388,15 @@ IS_COMPILING_NAMES = IS_COMPILING_NAMES | {"is_tracing"}
 #: methods of nn.Module subclasses that run once, at construction, on the host
 CONSTRUCTION_METHODS = frozenset({"__init__", "_init_weights", "init_weights", "reset_parameters",
                                   "_reset_parameters", "extra_repr", "__repr__", "_initialize_weights"})
-#: LightningModule-style step methods: the framework calls them as the training/eval step
-STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+#: LightningModule-style step methods: the framework calls them as the training step...
+STEP_METHODS = frozenset({"training_step"})
+#: ...and as evaluation steps, eagerly, outside the training step (shared helpers they call that the
+#: training step calls too are training code through it)
+EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
+#: framework event hooks of modules and callbacks (Lightning ``on_train_epoch_end``, ``on_validation_batch_end``,
+#: ``validation_epoch_end``...): called between steps, eagerly, on the host
+HOOK_PREFIXES = ("on_",)
+HOOK_SUFFIXES = ("_epoch_end", "_epoch_start")
 
 #: receivers whose ``.step()`` is an optimizer step (optimizer, opt, scaler...)
 OPTIMIZER_NAME_HINTS = ("optim", "opt.", "scaler", "opt_")
@@ -448,6 +456,7 @@ MODEL_NAMES = frozenset((
     "model model_ ema_model teacher student net network module backbone detector classifier unet "
     "transformer text_encoder vae encoder decoder generator discriminator"
 ).split())
+MODEL_NAME_SUFFIXES = ("_model",)  # det_model, teacher_model, ema_model
 MODEL_ENTRY_METHODS = frozenset({"forward", "generate", "predict", "encode", "decode", "__call__"})
 
 #: names that say "a boolean mask" (``valid_mask``, ``is_fg``; not ``keep``, which as often holds NMS
@@ -464,4 +473,13 @@ HOST_MODULE_PARTS = frozenset({
     "test", "tests", "testing", "metrics", "metric", "visualization", "visualize", "visualizer", "viz",
     "plot", "plots", "plotting", "data", "datasets", "dataset", "dataio", "datamodules", "export", "exporters",
     "benchmarks", "benchmark", "scripts", "tools", "examples",
+    # data loading and sampling, dataset transforms, checkpoint/weight loaders
+    "loader", "loaders", "sampler", "samplers", "transforms",
+    # inference pipelines and their schedulers, framework callbacks
+    "pipelines", "pipeline", "inference", "schedulers", "callbacks",
+})
+#: the plotting ones among them: a plot made from a training loop is made at a few chosen steps, not
+#: as part of the step (a training loop reaching it does not make it training code)
+PLOT_MODULE_PARTS = frozenset({
+    "visualization", "visualize", "visualizer", "viz", "plot", "plots", "plotting",
 })

@@ -42,12 +42,14 @@ KERNEL = "kernel"         # @triton.jit, @numba.jit, @cuda.jit: not PyTorch code
 CALL = "call"             # an ordinary call
 TRAIN = "train"           # inside a training loop's body (a loop that calls backward/optimizer.step)
 HOST = "host"             # under a guard that only runs eagerly (not is_compiling(), ...)
+FORWARD = "forward"       # in a lambda given to an nn.Module's constructor: runs in that module's forward
 
 # root kinds
 ROOT_COMPILED = "compiled"
 ROOT_TRAIN = "train"
 ROOT_HOST = "host"
 ROOT_DRIVER = "driver"    # runs a model from outside its forward: host unless compiled/training code reaches it
+ROOT_TO_HOST = "to_host"  # moves tensors to the CPU on purpose (.cpu(), .numpy()): host unless reached otherwise
 
 
 @dataclass

@@ -2,18 +2,21 @@
 
 * ``compiled`` — the compiled step: reachable from an ``nn.Module``'s ``forward``
   or from a function compiled with ``torch.compile`` (decorated, passed to it,
-  to ``checkpoint``/``vmap``), losses and helpers they call included;
-* ``training`` — the training step: the body of a loop that calls
-  ``backward()`` or steps an optimizer, what it calls (a host sync there stalls
-  Gaudi/XLA lazy mode each step), and framework step methods
-  (``training_step``/``validation_step``...);
+  to ``checkpoint``/``vmap``), losses and helpers they call included, and
+  callables given to an ``nn.Module``'s constructor (its forward runs them);
+* ``training`` — the training step: the body of a loop that itself calls
+  ``backward()`` or steps an optimizer (not an epoch loop around it), what it
+  calls (a host sync there stalls Gaudi/XLA lazy mode each step) except
+  plotting modules, and Lightning's ``training_step``;
 * ``host`` — only ever runs on the host, eagerly: Dataset ``__getitem__``/``__iter__``,
   ``collate_fn``/``worker_init_fn`` callbacks, ``nn.Module`` construction
   (``__init__``, weight initialisation), ``@torch.compiler.disable``
   functions, GPU kernels, code under ``if not torch.compiler.is_compiling():``
-  and the like, code that runs a model from outside its forward (inference
-  pipelines, predictors, evaluation loops: a call of an ``nn.Module`` instance,
-  or of a value named ``model``/``net``/``unet``...), code that moves tensors
+  and the like, code that runs a model from outside its forward (a value named
+  like a model: ``model``/``net``/``unet``/``*_model``...) and every method of a
+  class (not an ``nn.Module``) that does, with its subclasses (pipelines,
+  predictors, validators, trainers), Lightning's evaluation steps, module hooks
+  (``on_*``, ``*_epoch_end``) and ``*Callback`` classes, code that moves tensors
   to the CPU on purpose (``.cpu()``, ``.numpy()`` outside an ``nn.Module``:
   metrics, plots, export), code in modules whose path says host code (tests,
   ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...), and
@@ -21,7 +24,8 @@
 * ``unknown`` — nothing in this run reaches it (a library checked alone).
 
 A function reachable from several kinds of roots takes the first region of that
-list.  Statements can override their function's region: inside a training loop
+list: the host rules decide only for code nothing compiled or training reaches.
+Statements can override their function's region: inside a training loop
 a statement is ``training``; under an eager-only guard it is ``host``.
 """
 
@@ -30,7 +34,9 @@ from __future__ import annotations
 from collections import deque
 
 from dynlint import ops
-from dynlint.analysis.facts import HOST, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TRAIN, TRAIN, ProjectFacts
+from dynlint.analysis.facts import (
+    FORWARD, HOST, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TO_HOST, ROOT_TRAIN, TRAIN, ProjectFacts,
+)
 
 COMPILED = "compiled"
 TRAINING = "training"
@@ -53,19 +59,26 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
     compiled: set[str] = set()
     training: set[str] = set()
     host: set[str] = set()
+    drivers: set[str] = set()
     for facts in table.files:
         for caller, ref, _args, _keywords, _star, context in facts.calls:
             for target in _targets(table, ref):
                 edges.setdefault(caller, []).append((target, context))
                 if context == TRAIN:
                     training.add(target)
+                elif context == FORWARD:
+                    compiled.add(target)
         for root, ref in facts.roots:
             target, _ = table.callee(ref) if ref[0] != "q" or ref[1] not in table.classes else (None, False)
             if target is None and ref[0] == "q" and ref[1] in table.functions:
                 target = ref[1]
             if target is None:
                 continue
-            {ROOT_COMPILED: compiled, ROOT_TRAIN: training, ROOT_HOST: host, ROOT_DRIVER: host}[root].add(target)
+            if root == ROOT_DRIVER:
+                drivers.add(target)
+            {ROOT_COMPILED: compiled, ROOT_TRAIN: training, ROOT_HOST: host, ROOT_DRIVER: host,
+             ROOT_TO_HOST: host}.get(root, host).add(target)
+    host.update(_driver_class_methods(table, drivers))
     disabled: set[str] = set()
     for function_id, record in table.functions.items():
         flags = record[5]
@@ -80,13 +93,14 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     compiled.add(function_id)
                 elif name in ops.CONSTRUCTION_METHODS:
                     host.add(function_id)
-    for function_id in table.functions:
-        if _host_module(function_id):
-            host.add(function_id)
+    host.update(function_id for function_id in table.functions if _host_module(function_id))
+    # plots made from a training loop are made at a few chosen steps, not as part of the step
+    plots = {function_id for function_id in table.functions if _host_module(function_id, ops.PLOT_MODULE_PARTS)}
     regions: dict[str, str] = {}
     # host last: a function also reached from compiled or training code runs there too
     for region, roots in ((COMPILED, compiled), (TRAINING, training), (HOST_REGION, host)):
-        pending = deque(f for f in roots if f not in regions)
+        barrier = plots if region == TRAINING else ()
+        pending = deque(f for f in roots if f not in regions and f not in barrier)
         for function_id in pending:
             regions[function_id] = region
         while pending:
@@ -96,18 +110,49 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             for target, context in edges.get(current, ()):
                 if context == HOST and region != HOST_REGION:
                     continue  # called only from eager-only code
-                if target not in regions:
+                if target not in regions and target not in barrier:
                     regions[target] = region
                     pending.append(target)
     return regions
 
 
-def _host_module(function_id: str) -> bool:
+def _driver_class_methods(table: ProjectFacts, drivers: set[str]) -> list[str]:
+    """Every method of a class (not an nn.Module) one of whose methods runs a model from outside its
+    forward, and of the project's subclasses of such a class: a pipeline, predictor, validator or
+    trainer object; its other methods (pre/post-processing, result decoding) run on the host too."""
+    driver_classes = set()
+    for function_id in drivers:
+        owner = function_id.rpartition(".")[0]
+        if owner in table.classes and not (table.class_flags(owner) or (False,))[0]:
+            driver_classes.add(owner)
+    if not driver_classes:
+        return []
+    roots = {module.split(".", 1)[0] for module in table.namespaces}
+
+    def known(class_id: str) -> bool:
+        """Its project bases all resolve: it is no nn.Module through a base this run cannot see."""
+        return all(table.resolve(base) is not None or base.split(".", 1)[0] not in roots
+                   for owner in table.mro(class_id) for base in table.classes[owner][0])
+    methods: dict[str, list[str]] = {}
+    for function_id in table.functions:
+        owner = function_id.rpartition(".")[0]
+        if owner in table.classes:
+            methods.setdefault(owner, []).append(function_id)
+    found = []
+    for class_id in table.classes:
+        if class_id in methods and not (table.class_flags(class_id) or (False,))[0] \
+                and any(base in driver_classes for base in table.mro(class_id)) and known(class_id):
+            found.extend(methods[class_id])
+    return found
+
+
+def _host_module(function_id: str, names: frozenset = ops.HOST_MODULE_PARTS) -> bool:
     """In a module whose path says host code (``tests``, ``metrics``, ``data``, ``visualization``...,
-    or a ``test_*.py`` file)."""
+    or a ``test_*.py`` file); with ``names``, one of those path parts."""
     parts = function_id.split(".")
-    return any(part in ops.HOST_MODULE_PARTS or part.startswith("test_") or part.endswith("_test")
-               for part in parts[:-1])
+    if names is not ops.HOST_MODULE_PARTS:
+        return any(part in names for part in parts[:-1])
+    return any(part in names or part.startswith("test_") or part.endswith("_test") for part in parts[:-1])
 
 
 def _targets(table: ProjectFacts, ref: tuple) -> list[str]:
@@ -131,6 +176,8 @@ def region_of(function_id: str, context: str | None, regions: dict[str, str]) ->
     graph places them themselves."""
     if context == HOST:
         return HOST_REGION
+    if context == FORWARD:
+        return COMPILED
     current = function_id
     while True:
         region = regions.get(current)

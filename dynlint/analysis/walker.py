@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from dynlint import checks, ops
 from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
-    CALL, COMPILED, DISABLED, EMPTY, HOST, KERNEL, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TRAIN, TRAIN,
+    CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TO_HOST, ROOT_TRAIN, TRAIN,
     Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call,
 )
 from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
@@ -148,7 +148,7 @@ class Analyzer:
         self.deferred: list[tuple] = []
         self.units: dict = {}                   # unit key -> (findings, places, facts, answers)
         self._init_of: _ClassInfo | None = None  # the class whose __init__ is being walked
-        self._drivers: set[str] = set()         # functions already noted as running a model
+        self._drivers: set[tuple] = set()       # (root, function) already noted: runs a model, moves to host
         self._rebinding = rebinding.Cache()     # what may rebind or reshape, for binding()
         #: names narrowed to "not a tensor" in the else of an isinstance test: (scope, kind before), so
         #: that a binding there joins with what the name was, not with the narrowed kind
@@ -1179,9 +1179,11 @@ class Analyzer:
         if DISABLED in flags or KERNEL in flags:
             roots.append((ROOT_HOST, ref_function(function_id)))
         if cls is not None:
-            if (cls.is_dataset and node.name in ops.HOST_METHODS) or cls.host_class:
+            name = node.name
+            if (cls.is_dataset and name in ops.HOST_METHODS) or cls.host_class or name in ops.EVAL_STEP_METHODS \
+                    or (cls.is_module and (name.startswith(ops.HOOK_PREFIXES) or name.endswith(ops.HOOK_SUFFIXES))):
                 roots.append((ROOT_HOST, ref_function(function_id)))
-            if node.name in ops.STEP_METHODS:
+            if name in ops.STEP_METHODS:
                 roots.append((ROOT_TRAIN, ref_function(function_id)))
 
     def _is_plain_assignment(self) -> bool:
@@ -1762,6 +1764,11 @@ class Analyzer:
                 and node.args:
             self._note_element(func.value.id, node.args[-1])
         self.visit(node.func)
+        if self.context is None and self._passes_callables(node) and is_module(self.kind(node)):
+            # a callable given to an nn.Module's constructor (``Lambda(lambda x: f(x))``,
+            # ``Wrapper(fn)``) runs in that module's forward: the compiled step
+            self._visit_forward_callables(node)
+            return
         self.visit_all(node.args)
         for keyword in node.keywords:
             if keyword.arg in ops.HOST_CALLBACK_KEYWORDS:
@@ -1777,6 +1784,24 @@ class Analyzer:
                         self.stack.pop()
                     continue
             self.visit(keyword)
+
+    @staticmethod
+    def _passes_callables(node: ast.Call) -> bool:
+        return any(type(a) in _CALLABLE_ARGS for a in node.args) or \
+            any(type(k.value) in _CALLABLE_ARGS for k in node.keywords)
+
+    def _visit_forward_callables(self, node: ast.Call) -> None:
+        for value in list(node.args) + [k.value for k in node.keywords]:
+            if type(value) is ast.Lambda:
+                self.context = FORWARD
+                try:
+                    self.visit(value)
+                finally:
+                    self.context = None
+                continue
+            if type(value) in (ast.Name, ast.Attribute):
+                self._note_callback(value, ROOT_COMPILED)
+            self.visit(value)
 
     def _note_element(self, name: str, value: ast.expr) -> None:
         """``boxes = []; boxes.append(t)``: a list of tensors (kept only while every element is one)."""
@@ -1827,14 +1852,15 @@ class Analyzer:
     def _record_call(self, node: ast.Call) -> None:
         func = node.func
         qual = self.qualname(func)
-        if self._drives_a_model(func, qual) or self._moves_to_host(func):
+        root = ROOT_DRIVER if self._drives_a_model(func, qual) else ROOT_TO_HOST if self._moves_to_host(func) else None
+        if root is not None:
             # code that runs a model from outside its forward (a pipeline, a predictor, an eval
             # loop), or that moves tensors to the CPU on purpose (.cpu(), .numpy(): metrics, plots,
             # export), runs eagerly on the host, unless a compiled or training path reaches it
-            function_id = self._function_id()
-            if function_id not in self._drivers:
-                self._drivers.add(function_id)
-                self.produced.roots.append((ROOT_DRIVER, ref_function(function_id)))
+            noted = (root, self._function_id())
+            if noted not in self._drivers:
+                self._drivers.add(noted)
+                self.produced.roots.append((root, ref_function(noted[1])))
         positional, own_keywords = node.args, ()
         if qual is not None and not self._is_project(qual):
             if qual in ops.COMPILED_WRAPPERS and node.args:
@@ -1873,11 +1899,12 @@ class Analyzer:
     def _drives_a_model(self, func: ast.expr, qual: str | None) -> bool:
         if qual is not None or (self.classes and self.classes[-1].is_module):
             return False  # an nn.Module's own methods calling its submodules are the model itself
-        if is_module(self.kind(func)):
-            return True
+        # by the name of what is called: a module instance as such may be a loss (self.bce), an assigner or
+        # a layer a functional wrapper builds and calls (NonMaximaSuppression2d(k)(x)): model code
         target = func.value if type(func) is ast.Attribute and func.attr in ops.MODEL_ENTRY_METHODS else func
         name = target.attr if type(target) is ast.Attribute else target.id if type(target) is ast.Name else ""
-        return name.lower().lstrip("_") in ops.MODEL_NAMES
+        name = name.lower().lstrip("_")
+        return name in ops.MODEL_NAMES or name.endswith(ops.MODEL_NAME_SUFFIXES)
 
     def _arg_fact(self, arg: ast.expr) -> tuple:
         return (relevant(self.kind(arg), sizes=True), not self.uncertain(arg))
@@ -2155,6 +2182,10 @@ def _chain_root(node: ast.expr) -> str:
 
 def _is_constant_none(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+#: arguments that may be callables a module's forward runs (a lambda, a function's name)
+_CALLABLE_ARGS = (ast.Lambda, ast.Name, ast.Attribute)
 
 
 def _is_training_loop(loop) -> bool:
