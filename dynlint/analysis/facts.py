@@ -44,6 +44,10 @@ TRAIN = "train"           # inside a training loop's body (a loop that calls bac
 HOST = "host"             # under a guard that only runs eagerly (not is_compiling(), ...)
 FORWARD = "forward"       # in a lambda given to an nn.Module's constructor: runs in that module's forward
 
+#: the ``star`` of a call that only references its callee (``functools.partial(f, ...)``): where it runs,
+#: not what it is passed
+REFERENCE = "ref"
+
 # root kinds
 ROOT_COMPILED = "compiled"
 ROOT_TRAIN = "train"
@@ -58,11 +62,13 @@ class FileFacts:
     functions: dict[str, FunctionRecord] = field(default_factory=dict)
     #: class id -> (base qualified names, local module evidence, local dataset evidence)
     classes: dict[str, tuple] = field(default_factory=dict)
-    #: module-level name -> qualified name it imports (what the module re-exports)
+    #: module-level name -> qualified name it imports (what the module re-exports); ``"*" + module`` ->
+    #: module for ``from module import *`` of a project module
     aliases: dict[str, str] = field(default_factory=dict)
     #: function id -> (kind, maybe) of what it returns
     returns: dict[str, tuple] = field(default_factory=dict)
-    #: (caller id, callee ref, positional (kind, maybe)..., {keyword: (kind, maybe)}, has * or **, context)
+    #: (caller id, callee ref, positional (kind, maybe)..., {keyword: (kind, maybe)}, has * or ** (or
+    #: REFERENCE: the callee runs there with arguments unseen, ``partial(f, ...)``), context)
     calls: list[tuple] = field(default_factory=list)
     #: class id -> {attribute: kind} for ``self.<attribute> = value``
     attrs: dict[str, dict] = field(default_factory=dict)
@@ -166,6 +172,7 @@ class ProjectFacts:
             if module in self.namespaces and "." not in name:
                 self.namespaces[module].setdefault(name, defined)
         self._resolved: dict[str, str | None] = {}
+        self._star_modules: dict[str, list[str]] = {}
         self._flags: dict[str, tuple] = {}
         self._params_solved: dict[tuple[str, str], tuple] | None = None
         self._answers: dict[tuple, object] = {}
@@ -246,10 +253,22 @@ class ProjectFacts:
                 if target is not None and target != qualname:
                     rest = parts[cut + 1:]
                     result = self.resolve(".".join([target, *rest]), depth + 1)
+                elif target is None:
+                    # `from module import *` of project modules: the name may be one of theirs
+                    for star in self._stars(".".join(parts[:cut]), namespace):
+                        result = self.resolve(".".join([star, *parts[cut:]]), depth + 1)
+                        if result is not None:
+                            break
                 break
         if depth == 0:
             self._resolved[qualname] = result
         return result
+
+    def _stars(self, module: str, namespace: dict) -> list[str]:
+        stars = self._star_modules.get(module)
+        if stars is None:
+            stars = self._star_modules[module] = [v for k, v in namespace.items() if k[:1] == "*" and v != module]
+        return stars
 
     def _module_aliases(self) -> dict[str, str]:
         """Other names the run's modules may be imported by (``modules.unique_aliases``)."""
@@ -373,6 +392,8 @@ class ProjectFacts:
         contributions: dict[tuple[str, str], list] = {}
         for facts in self.files:
             for _caller, ref, args, keywords, star, _context in facts.calls:
+                if star == REFERENCE:
+                    continue
                 target, bound = self.callee(ref)
                 record = self.functions.get(target) if target else None
                 if record is None:

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from dynlint import checks, ops
 from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
-    CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TO_HOST, ROOT_TRAIN, TRAIN,
+    CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
+    ROOT_TO_HOST, ROOT_TRAIN, TRAIN,
     Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call,
 )
 from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
@@ -124,6 +125,7 @@ class Analyzer:
         # first components of the project's module names: calls into them are worth recording
         self.project_roots = project_roots | {self.module.split(".", 1)[0]}
         self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object
+        self.star_imports = False              # `from <project module> import *` at module level
         self.imports_torch = False
         self.torch_alias: str | None = None
         self.module_scope = _Scope("<module>", self.module)
@@ -430,6 +432,8 @@ class Analyzer:
                 return self.aliases[name]
             if name in _BUILTIN_NAMES:
                 return name
+            if self.star_imports:
+                return f"{self.module}.{name}"  # maybe a name a project module's `import *` brought
             return None
         if isinstance(node, ast.Attribute):
             base = self.qualname(node.value)
@@ -1068,6 +1072,10 @@ class Analyzer:
             self.imports_torch = True
         for alias in node.names:
             if alias.name == "*":
+                if self.scope is self.module_scope and self._is_project(module):
+                    # the project table looks names up there (``ProjectFacts.resolve``)
+                    self.star_imports = True
+                    self.produced.aliases["*" + module] = module
                 continue
             self._set_alias(alias.asname or alias.name, f"{module}.{alias.name}")
 
@@ -1863,6 +1871,13 @@ class Analyzer:
                 self.produced.roots.append((root, ref_function(noted[1])))
         positional, own_keywords = node.args, ()
         if qual is not None and not self._is_project(qual):
+            if qual == "functools.partial" and node.args and not isinstance(node.args[0], ast.Starred):
+                # the partial is called where it is made (nms_fn = partial(f, ...); nms_fn(x)): f runs
+                # here, with arguments this walk does not see
+                ref = self._callee_ref(node.args[0], call=False)
+                if ref is not None:
+                    self.produced.calls.append((self._function_id(), ref, (), {}, REFERENCE, self.context or CALL))
+                return
             if qual in ops.COMPILED_WRAPPERS and node.args:
                 self._note_callback(node.args[0], ROOT_COMPILED)
             elif qual in ops.DISABLE_DECORATORS and node.args:
