@@ -623,12 +623,14 @@ def _compile_args(name):
         "count": ("def f(x: torch.Tensor, y: torch.Tensor):\n    m = y > 0\n    return x.sum() / len(x[m])\n",
                   SAFE, (x, y)),
         "raise_branch": (RAISE_BRANCH, UNSAFE, (y,)),
+        "mean_float32_span": (MEAN_OF_FULL_PRECISION["prophetnet_span"], SAFE, (x, torch.tensor([-100, 1, 2]))),
+        "sort_indices_mask": (SORT_INDICES_MASK, SAFE, (x.nan_to_num(), torch.tensor([[1], [0], [2]]))),
     }[name]
 
 
 COMPILED = ["gaudi_a", "gaudi_a_known", "gaudi_b", "gaudi_b_proven", "span_cast", "span_quiet", "span_loop",
             "span_masked_select", "span_indices", "row_sum", "same_shape_dim0", "linear", "product3", "sums3",
-            "nansum", "masked_copy", "count", "raise_branch"]
+            "nansum", "masked_copy", "count", "raise_branch", "mean_float32_span", "sort_indices_mask"]
 
 
 @pytest.mark.parametrize("name", COMPILED)
