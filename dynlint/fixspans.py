@@ -79,7 +79,7 @@ def span_fix(node, ancestors, ctx) -> Fix | None:
     deletions = [_deletion(statement, ctx) for statement in span]
     if any(d is None for d in deletions):
         return None
-    fix = _rewrite(span, ending, ctx)
+    fix = _rewrite(span, ending, _Facts(ctx, _preceding_bindings(body, span, end, ctx)))
     if fix is None:
         return None
     removed = ", ".join(f"`{_bound_name(s)}`" for s in span)
@@ -335,6 +335,55 @@ def _walk_function(function):
 
 def _contains(outer, node) -> bool:
     return any(sub is node for sub in ast.walk(outer))
+
+
+# --------------------------------------------------------------------------- facts before the span
+class _Facts:
+    """The fix context, with the values of names bound just before the span in its own statement
+    list (``_preceding_bindings``) answering ``binding``/``latest_binding`` for them: the analyzer
+    records values only outside branches and loops, while a span inside an ``if`` reads names
+    bound in that same block (ProphetNet's ``if eps > 0: smooth_loss = -lprobs.sum(...);
+    smooth_loss = smooth_loss[mask]; smooth_loss = smooth_loss.mean()``)."""
+
+    def __init__(self, ctx, values):
+        self._ctx = ctx
+        self._values = values
+
+    def binding(self, name):
+        return self._values[name] if name in self._values else self._ctx.binding(name)
+
+    def latest_binding(self, name):
+        return self._values[name] if name in self._values else self._ctx.latest_binding(name)
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+
+def _preceding_bindings(body, span, end, ctx) -> dict:
+    """name -> value of the plain assignments ``name = value`` that directly precede the span in
+    ``body`` (back to the first statement that is not one, the latest binding of a name winning),
+    whose value is free of side effects and reads no name bound again from there up to ``end``
+    (nor its own name; ``end`` itself binds after its reduction), and whose name is bound again only by span statements (reads after
+    those are inlined): those values still describe the names wherever the rewrite reads them."""
+    start = span[0]
+    index = next(i for i, s in enumerate(body) if s is start)
+    end_index = next(i for i, s in enumerate(body) if s is end)
+    values: dict = {}
+    for position in range(index - 1, -1, -1):
+        statement = body[position]
+        name = _bound_name(statement)
+        if name is None:
+            break
+        if name in values:
+            continue
+        read = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
+        later = body[position + 1:end_index]  # (the end statement binds after its reduction)
+        if name in read or any(_binds_any(s, r) for s in later for r in read) \
+                or any(_binds_any(s, name) and not any(s is t for t in span) for s in later) \
+                or not fixes._pure(statement.value, ctx):
+            continue
+        values[name] = statement.value
+    return values
 
 
 # --------------------------------------------------------------------------- the rewrite

@@ -426,6 +426,19 @@ def f(logits: torch.Tensor, targets: torch.Tensor):
     smooth_loss = smooth_loss.mean()
     return smooth_loss
 """,
+    # the same inside a branch: the names bound before the span in its block give the facts
+    "span_in_branch": """
+def f(logits: torch.Tensor, targets: torch.Tensor):
+    eps = 0.1
+    lprobs = torch.nn.functional.log_softmax(logits.view(-1, logits.size(-1)), dim=-1, dtype=torch.float32)
+    if eps > 0.0:
+        smooth_loss = -lprobs.sum(dim=-1, keepdim=True)
+        non_masked_tokens = targets.ne(-100).view(-1)
+        smooth_loss = smooth_loss[non_masked_tokens]
+        smooth_loss = smooth_loss.mean()
+        return smooth_loss
+    return lprobs.sum()
+""",
     "cast": """
 def f(logits: torch.Tensor, targets: torch.Tensor):
     m = targets >= 0
