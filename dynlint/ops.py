@@ -478,6 +478,13 @@ HOST_MODULE_PARTS = frozenset({
     # inference pipelines and their schedulers, framework callbacks
     "pipelines", "pipeline", "inference", "schedulers", "callbacks",
 })
+#: words of a module's name (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)
+#: that say host code as well (not ``data``: ``data_parallel``)
+HOST_MODULE_WORDS = frozenset({
+    "test", "tests", "testing", "metric", "metrics", "visualization", "visualize", "visualizer", "viz",
+    "plot", "plots", "plotting", "dataset", "datasets", "export", "exporters", "benchmark", "benchmarks",
+    "loader", "loaders", "sampler", "samplers", "transforms", "pipeline", "pipelines", "inference", "callbacks",
+})
 #: the plotting ones among them: a plot made from a training loop is made at a few chosen steps, not
 #: as part of the step (a training loop reaching it does not make it training code)
 PLOT_MODULE_PARTS = frozenset({

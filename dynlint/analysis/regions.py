@@ -17,8 +17,8 @@
   class (not an ``nn.Module``) that does, with its subclasses (pipelines,
   predictors, validators, trainers), Lightning's evaluation steps, module hooks
   (``on_*``, ``*_epoch_end``) and ``*Callback`` classes, code that moves tensors
-  to the CPU on purpose (``.cpu()``, ``.numpy()`` outside an ``nn.Module``:
-  metrics, plots, export), code in modules whose path says host code (tests,
+  to the CPU on purpose (``.cpu()``, ``.numpy()``, in an ``nn.Module`` outside its
+  ``forward``: metrics, plots, export), code in modules whose path says host code (tests,
   ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...), and
   anything reachable only from them;
 * ``unknown`` — nothing in this run reaches it (a library checked alone).
@@ -93,9 +93,17 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     compiled.add(function_id)
                 elif name in ops.CONSTRUCTION_METHODS:
                     host.add(function_id)
-    host.update(function_id for function_id in table.functions if _host_module(function_id))
-    # plots made from a training loop are made at a few chosen steps, not as part of the step
-    plots = {function_id for function_id in table.functions if _host_module(function_id, ops.PLOT_MODULE_PARTS)}
+    host_modules, plot_modules = _host_modules(table)
+    plots: set[str] = set()
+    if host_modules:
+        module_of = _module_finder(table)
+        for function_id in table.functions:
+            module = module_of(function_id)
+            if module in host_modules:
+                host.add(function_id)
+                if module in plot_modules:
+                    # plots made from a training loop are made at a few chosen steps, not as part of the step
+                    plots.add(function_id)
     regions: dict[str, str] = {}
     # host last: a function also reached from compiled or training code runs there too
     for region, roots in ((COMPILED, compiled), (TRAINING, training), (HOST_REGION, host)):
@@ -146,13 +154,37 @@ def _driver_class_methods(table: ProjectFacts, drivers: set[str]) -> list[str]:
     return found
 
 
-def _host_module(function_id: str, names: frozenset = ops.HOST_MODULE_PARTS) -> bool:
-    """In a module whose path says host code (``tests``, ``metrics``, ``data``, ``visualization``...,
-    or a ``test_*.py`` file); with ``names``, one of those path parts."""
-    parts = function_id.split(".")
-    if names is not ops.HOST_MODULE_PARTS:
-        return any(part in names for part in parts[:-1])
-    return any(part in names or part.startswith("test_") or part.endswith("_test") for part in parts[:-1])
+def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str]]:
+    """The run's modules whose path says host code, and the plotting ones among them.  A path part
+    says it when it is one of ``ops.HOST_MODULE_PARTS`` (``tests``, ``metrics``, ``data``...), a
+    ``test_*``/``*_test`` file, or one of its ``_``-separated words is one of ``ops.HOST_MODULE_WORDS``
+    (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)."""
+    host, plots = set(), set()
+    for module in table.namespaces:
+        for part in module.split("."):
+            words = part.strip("_").split("_")
+            if part in ops.HOST_MODULE_PARTS or part.startswith("test_") or part.endswith("_test") \
+                    or (len(words) > 1 and not ops.HOST_MODULE_WORDS.isdisjoint(words)):
+                host.add(module)
+                if part in ops.PLOT_MODULE_PARTS or not ops.PLOT_MODULE_PARTS.isdisjoint(words):
+                    plots.add(module)
+    return host, plots
+
+
+def _module_finder(table: ProjectFacts):
+    """function id -> the run's module that defines it (the longest dotted prefix that is one)."""
+    modules = table.namespaces
+    cache: dict[str, str | None] = {}
+
+    def module_of(function_id: str) -> str | None:
+        owner = function_id.rpartition(".")[0]
+        found = cache.get(owner, False)
+        if found is False:
+            found = owner if owner in modules else (module_of(owner) if "." in owner else None)
+            cache[owner] = found
+        return found
+
+    return module_of
 
 
 def _targets(table: ProjectFacts, ref: tuple) -> list[str]:

@@ -1908,8 +1908,15 @@ class Analyzer:
         self.produced.calls.append((self._function_id(), ref, tuple(args), keywords, star, context))
 
     def _moves_to_host(self, func: ast.expr) -> bool:
-        return type(func) is ast.Attribute and func.attr in ops.TO_HOST_METHODS and \
-            not (self.classes and self.classes[-1].is_module) and self.kind(func.value) in TENSORISH
+        if type(func) is not ast.Attribute or func.attr not in ops.TO_HOST_METHODS:
+            return False
+        if self.classes and self.classes[-1].is_module:
+            # a module's own method other than its forward (logging, plotting, export helpers);
+            # forward and what it reaches stay compiled whatever they call
+            owner, _, name = self._function_id().rpartition(".")
+            if owner != self.classes[-1].id or name in ("forward", "__call__"):
+                return False
+        return self.kind(func.value) in TENSORISH
 
     def _drives_a_model(self, func: ast.expr, qual: str | None) -> bool:
         if qual is not None or (self.classes and self.classes[-1].is_module):
