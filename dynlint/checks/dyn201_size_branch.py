@@ -18,6 +18,8 @@ def check(a, test, body) -> None:
         return  # `while mask[..., right, :]` tests values (DYN202), whatever indexes it
     if _against_configuration(test):
         return  # `x.size(-1) == self.hidden_size`: a model's fixed sizes checked against its settings
+    if _decided_by_specialization(a, test):
+        return  # `x.numel() == 0`, `len(x) > 1`: sizes 0 and 1 are specialized anyway
     if a.reads_tensor_size(test):
         a.report(RULE, test, "branch on a tensor's size specializes the graph: one more compile each time "
                  "the size crosses the condition; make the code shape-agnostic or mark the dimension static")
@@ -40,4 +42,55 @@ def _against_configuration(test: ast.expr) -> bool:
                 root = root.value
             if isinstance(inner, ast.Attribute) and isinstance(root, ast.Name) and root.id in ("self", "config", "cfg"):
                 return True
+    return False
+
+
+# (operator, constant) pairs whose outcome is the same for every size >= 2: torch.compile specializes
+# sizes 0 and 1 and traces dynamic sizes as >= 2, so such a test adds no compile (measured on torch
+# 2.13: `x.numel() == 0`, `len(x) > 1`, `x.shape[0] < 2` compile exactly as often as no test)
+_DECIDED = {ast.Eq: (0, 1), ast.NotEq: (0, 1), ast.Gt: (0, 1), ast.LtE: (0, 1), ast.GtE: (0, 1, 2),
+            ast.Lt: (0, 1, 2)}
+_FLIPPED = {ast.Eq: ast.Eq, ast.NotEq: ast.NotEq, ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE,
+            ast.LtE: ast.GtE}
+
+
+def _decided_by_specialization(a, test: ast.expr) -> bool:
+    """Every size the test reads is read directly (``x.size(0)``, ``x.shape[1]``, ``len(x)``,
+    ``x.numel()``) and compared with 0 or 1 (``== 0``, ``> 0``, ``!= 1``, ``< 2``...) or tested for
+    truth (``if x.numel():``): the outcome is the same for every size a dynamic dimension takes.
+    A difference of sizes (``trim = a.size(2) - b.size(2); if trim > 0``) is a real guard."""
+    parts = list(test.values) if isinstance(test, ast.BoolOp) else [test]
+    decided = False
+    for part in parts:
+        if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
+            part = part.operand
+        if _direct_size(part):
+            decided = True
+            continue
+        if isinstance(part, ast.Compare) and len(part.ops) == 1:
+            left, op, right = part.left, type(part.ops[0]), part.comparators[0]
+            if _direct_size(right):
+                left, right, op = right, left, _FLIPPED.get(op)
+            if _direct_size(left):
+                if isinstance(right, ast.Constant) and type(right.value) is int and right.value in _DECIDED.get(op, ()):
+                    decided = True
+                    continue
+                return False
+        if a.reads_tensor_size(part):
+            return False
+    return decided
+
+
+def _direct_size(node: ast.expr) -> bool:
+    """``x.size(k)``, ``x.size()[k]``, ``x.shape[k]``, ``x.numel()``, ``len(x)``."""
+    if isinstance(node, ast.Subscript):
+        value = node.value
+        return (isinstance(value, ast.Attribute) and value.attr == "shape") or \
+            (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size"
+             and not value.args)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return (func.attr == "size" and len(node.args) == 1) or (func.attr in ("numel", "nelement") and not node.args)
+        return isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1
     return False
