@@ -49,8 +49,19 @@ from dynlint.diagnostics import FileResult
 # Below this much source to check, starting worker processes costs more than it saves
 # (measured: forking and feeding two workers ~ 40 ms, about what parsing 300 KB takes).
 IN_PROCESS_MAX_BYTES = 400_000
-# Parsed trees kept between rounds, up to this much source in one process (trees take ~40x the source).
-KEEP_TREES_MAX_BYTES = 48_000_000
+# Parsed trees (and walkers) kept between rounds, up to this much source in one process: they take
+# ~35x the source in memory (timm, 5.4 MB: 283 MB peak), so a quarter of the machine's memory, at
+# least 48 MB of source.  Beyond it, a file walked again in a later round is parsed and walked whole
+# again (on timm+torchvision+transformers with -j 1: twice the CPU time).
+def _keep_trees_max_bytes() -> int:
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        memory = 0
+    return max(48_000_000, memory // 4 // 35)
+
+
+KEEP_TREES_MAX_BYTES = _keep_trees_max_bytes()
 # Set to a list by the ``dynlint`` command, which ends with os._exit: each run's trees and walkers
 # are kept there instead of being freed one by one at the end of the run (~5% of a check's time).
 KEEP_UNTIL_EXIT: list | None = None
