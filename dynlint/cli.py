@@ -51,15 +51,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console_main() -> None:
-    """The ``dynlint`` command (and ``python -m dynlint``): ``main()``, then the output flushed and
-    the process ended with ``os._exit``.  A check's parsed trees are garbage by then; freeing them
-    object by object (as interpreter exit does) took about 5% of a check (timm, -j 1)."""
+    """The ``dynlint`` command (and ``python -m dynlint``): ``main()``, then, after a check, the
+    output flushed and the process ended with ``os._exit``.  The check's parsed trees are garbage
+    by then; freeing them object by object (as interpreter exit does) took about 5% of a check
+    (timm, -j 1).  Commands that imported torch or left child processes exit normally (their
+    exit handlers must run)."""
     import os
 
     from dynlint import runner
 
     runner.KEEP_UNTIL_EXIT = []
     code = main()
+    processes = sys.modules.get("multiprocessing")
+    if not runner.KEEP_UNTIL_EXIT or "torch" in sys.modules or (processes and processes.active_children()):
+        sys.exit(code)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
