@@ -397,6 +397,12 @@ EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
 #: ``validation_epoch_end``...): called between steps, eagerly, on the host
 HOOK_PREFIXES = ("on_",)
 HOOK_SUFFIXES = ("_epoch_end", "_epoch_start")
+#: evaluation methods of modules (``Node2Vec.test``, ``model.evaluate(loader)``): they run the model eagerly
+EVAL_METHODS = frozenset({"test", "evaluate"})
+#: methods of encoders, normalizers, clusterers fitted on data (sklearn-style): run once, on the host
+FIT_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})
+#: functions and methods that plot or visualise (``plot_prediction``, ``visualize_attention``)
+HOST_FUNCTION_PREFIXES = ("plot", "visualize", "visualise", "_plot", "_visualize", "_visualise")
 
 #: receivers whose ``.step()`` is an optimizer step (optimizer, opt, scaler...)
 OPTIMIZER_NAME_HINTS = ("optim", "opt.", "scaler", "opt_")
@@ -477,6 +483,8 @@ HOST_MODULE_PARTS = frozenset({
     "loader", "loaders", "sampler", "samplers", "transforms",
     # inference pipelines and their schedulers, framework callbacks
     "pipelines", "pipeline", "inference", "schedulers", "callbacks",
+    # profiling and benchmarking helpers
+    "profile", "profiler", "profiling",
 })
 #: words of a module's name (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)
 #: that say host code as well (not ``data``: ``data_parallel``)

@@ -426,7 +426,8 @@ def is_module_base(qualname: str) -> bool:
     """A base class (qualified name, torch or third-party) that makes a class an nn.Module."""
     if qualname in ops.MODULE_BASE_QUALNAMES:
         return True
-    if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1][:1].isupper() \
+    # torch.nn classes: Linear, Module... and the private bases _Loss, _WeightedLoss, _ConvNd, _BatchNorm
+    if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1].lstrip("_")[:1].isupper() \
             and qualname not in ops.DATASET_BASE_QUALNAMES and not qualname.startswith("torch.nn.parameter."):
         return True
     return qualname.endswith(ops.MODULE_BASE_SUFFIXES)

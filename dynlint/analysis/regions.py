@@ -15,8 +15,9 @@
   and the like, code that runs a model from outside its forward (a value named
   like a model: ``model``/``net``/``unet``/``*_model``...) and every method of a
   class (not an ``nn.Module``) that does, with its subclasses (pipelines,
-  predictors, validators, trainers), Lightning's evaluation steps, module hooks
-  (``on_*``, ``*_epoch_end``) and ``*Callback`` classes, code that moves tensors
+  predictors, validators, trainers), Lightning's evaluation steps, module
+  evaluation methods (``test``, ``evaluate``) and hooks (``on_*``, ``*_epoch_end``),
+  ``*Callback`` classes, ``fit`` methods, ``plot*``/``visualize*`` functions, code that moves tensors
   to the CPU on purpose (``.cpu()``, ``.numpy()``, in an ``nn.Module`` outside its
   ``forward``: metrics, plots, export), code in modules whose path says host code (tests,
   ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...), and
@@ -86,13 +87,18 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             disabled.add(function_id)
             host.add(function_id)
         owner, _, name = function_id.rpartition(".")
+        if name.startswith(ops.HOST_FUNCTION_PREFIXES):
+            host.add(function_id)  # plot_losses, visualize_attention
         if owner in table.classes:
             class_flags = table.class_flags(owner)
             if class_flags and class_flags[0]:
                 if name in ("forward", "__call__"):
                     compiled.add(function_id)
-                elif name in ops.CONSTRUCTION_METHODS:
-                    host.add(function_id)
+                elif name in ops.CONSTRUCTION_METHODS or name in ops.EVAL_METHODS \
+                        or name.startswith(ops.HOOK_PREFIXES) or name.endswith(ops.HOOK_SUFFIXES):
+                    host.add(function_id)  # construction, evaluation, framework hooks
+            if name in ops.FIT_METHODS:
+                host.add(function_id)  # an encoder or normalizer fitted on data
     host_modules, plot_modules = _host_modules(table)
     plots: set[str] = set()
     if host_modules:

@@ -1188,8 +1188,7 @@ class Analyzer:
             roots.append((ROOT_HOST, ref_function(function_id)))
         if cls is not None:
             name = node.name
-            if (cls.is_dataset and name in ops.HOST_METHODS) or cls.host_class or name in ops.EVAL_STEP_METHODS \
-                    or (cls.is_module and (name.startswith(ops.HOOK_PREFIXES) or name.endswith(ops.HOOK_SUFFIXES))):
+            if (cls.is_dataset and name in ops.HOST_METHODS) or cls.host_class or name in ops.EVAL_STEP_METHODS:
                 roots.append((ROOT_HOST, ref_function(function_id)))
             if name in ops.STEP_METHODS:
                 roots.append((ROOT_TRAIN, ref_function(function_id)))
