@@ -56,7 +56,7 @@ _FLIPPED = {ast.Eq: ast.Eq, ast.NotEq: ast.NotEq, ast.Gt: ast.Lt, ast.Lt: ast.Gt
 
 def _decided_by_specialization(a, test: ast.expr) -> bool:
     """Every size the test reads is read directly (``x.size(0)``, ``x.shape[1]``, ``len(x)``,
-    ``x.numel()``) and compared with 0 or 1 (``== 0``, ``> 0``, ``!= 1``, ``< 2``...) or tested for
+    ``x.numel()``, or a name bound to one) and compared with 0 or 1 (``== 0``, ``> 0``, ``!= 1``, ``< 2``...) or tested for
     truth (``if x.numel():``): the outcome is the same for every size a dynamic dimension takes.
     A difference of sizes (``trim = a.size(2) - b.size(2); if trim > 0``) is a real guard."""
     parts = list(test.values) if isinstance(test, ast.BoolOp) else [test]
@@ -64,14 +64,14 @@ def _decided_by_specialization(a, test: ast.expr) -> bool:
     for part in parts:
         if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
             part = part.operand
-        if _direct_size(part):
+        if _direct_size(a, part):
             decided = True
             continue
         if isinstance(part, ast.Compare) and len(part.ops) == 1:
             left, op, right = part.left, type(part.ops[0]), part.comparators[0]
-            if _direct_size(right):
+            if _direct_size(a, right):
                 left, right, op = right, left, _FLIPPED.get(op)
-            if _direct_size(left):
+            if _direct_size(a, left):
                 if isinstance(right, ast.Constant) and type(right.value) is int and right.value in _DECIDED.get(op, ()):
                     decided = True
                     continue
@@ -81,8 +81,14 @@ def _decided_by_specialization(a, test: ast.expr) -> bool:
     return decided
 
 
-def _direct_size(node: ast.expr) -> bool:
-    """``x.size(k)``, ``x.size()[k]``, ``x.shape[k]``, ``x.numel()``, ``len(x)``."""
+def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
+    """``x.size(k)``, ``x.size()[k]``, ``x.shape[k]``, ``x.numel()``, ``len(x)``, or a name bound to
+    one (``n_channels = x.shape[1]``: the same size)."""
+    if isinstance(node, ast.Name):
+        # the value the name was bound to once, at the function's top level (None when rebound): a
+        # size read then is that size, whatever its tensor's name is bound to later
+        entry = a.scope.bindings.get(node.id) if follow else None
+        return entry is not None and _direct_size(a, entry[0], follow=False)
     if isinstance(node, ast.Subscript):
         value = node.value
         return (isinstance(value, ast.Attribute) and value.attr == "shape") or \
