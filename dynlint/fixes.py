@@ -680,26 +680,34 @@ def _fix_dataloader(node, ancestors, ctx):
 
 
 def _fix_padding(node, ancestors, ctx):
-    """DYN402: ``padding=True``/``"longest"`` -> ``"max_length"`` when a max_length (not None) is given."""
-    if not isinstance(node, ast.Call):
+    """DYN402: ``padding=True``/``"longest"`` -> ``"max_length"`` when the call also gives a
+    ``max_length`` (not None) and turns truncation on (see ``pads_to_a_fixed_length``)."""
+    if not isinstance(node, ast.Call) or not pads_to_a_fixed_length(node):
         return None
-    keywords = {k.arg: k for k in node.keywords if k.arg is not None}
-    padding = keywords.get("padding")
-    if padding is None or not gives_max_length(node):
-        return None
+    padding = next(k for k in node.keywords if k.arg == "padding")
     value = padding.value
     if not (isinstance(value, ast.Constant) and (value.value is True or value.value == "longest")):
         return None
+    line = ctx.source_line(ctx.position(value)[2])
+    if _has_comment(line[ctx.position(value)[3]:].lstrip(",) ")):
+        return None  # a comment about this choice (diffusers: `padding="longest",  # not use max length`)
     quote = "'" if ctx.segment(value).startswith("'") else '"'
     return Fix(UNSAFE, 'Use `padding="max_length"` (unsafe: every batch is padded to max_length, more compute)',
                (_replace(ctx, value, f"{quote}max_length{quote}"),))
 
 
-def gives_max_length(call) -> bool:
-    """The call passes ``max_length`` as something other than ``None`` (``max_length=None``
-    pads to the model's maximum length, or not at all)."""
-    value = next((k.value for k in call.keywords if k.arg == "max_length"), None)
-    return value is not None and not (isinstance(value, ast.Constant) and value.value is None)
+def pads_to_a_fixed_length(call) -> bool:
+    """Whether ``padding="max_length"`` in this tokenizer call gives every batch one length: the
+    call passes ``max_length`` (not None: that pads to the tokenizer's model length, or not at
+    all) and ``truncation`` that is True or a truncation strategy.  Without truncation, longer
+    items stay longer: the batch is ragged and ``return_tensors`` raises "Unable to create
+    tensor" where padding to the longest item worked (measured with transformers 5.23)."""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    length, truncation = keywords.get("max_length"), keywords.get("truncation")
+    if length is None or (isinstance(length, ast.Constant) and length.value is None):
+        return False
+    return isinstance(truncation, ast.Constant) and (
+        truncation.value is True or truncation.value in ("longest_first", "only_first", "only_second"))
 
 
 def _fix_compile_dynamic(node, ancestors, ctx):

@@ -387,14 +387,61 @@ def _preceding_bindings(body, span, end, ctx) -> dict:
 
 
 # --------------------------------------------------------------------------- the rewrite
+_INLINED = "_dynlint_inlined"  # marks the root of an inlined copy (deepcopy keeps it)
+
+
 class _Inline(ast.NodeTransformer):
     def __init__(self, values):
         self.values = values
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in self.values:
-            return copy.deepcopy(self.values[node.id])
+            inlined = copy.deepcopy(self.values[node.id])
+            setattr(inlined, _INLINED, True)
+            return inlined
         return node
+
+
+class _Tainted(Exception):
+    """The core asked for the source text of a made-up node that holds an inlined value."""
+
+
+class _Guarded:
+    """The fix context for the core while it rewrites an inlined tree.  The inlined copies keep
+    their originals' positions, so the source text of a node *around* an inlined value is the
+    original text, which still names the removed binding (``b = a[a > 1]`` inlined gives a mask
+    whose text is ``a > 1``): asking for it refuses the rewrite instead of emitting a name that
+    no longer exists.  A node with no inlined value below it is the original text, and an
+    inlined root stands for its own text."""
+
+    def __init__(self, ctx, trees):
+        self._ctx = ctx
+        self._tainted = set()
+        for tree in trees:
+            for node in ast.walk(tree):
+                if any(getattr(sub, _INLINED, False) for sub in ast.walk(node) if sub is not node):
+                    self._tainted.add(id(node))
+
+    def segment(self, node):
+        if id(node) in self._tainted:
+            raise _Tainted
+        return self._ctx.segment(node)
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+
+def _nested_selection(tree, ctx) -> bool:
+    """Whether a selection selects from, or with, another selection (``b = a[a > 1]`` with
+    ``a = x[m]``): its static form would still read the dynamic value."""
+    for node in ast.walk(tree):
+        leaf = fixes._leaf(node, ctx)
+        if leaf is None:
+            continue
+        for part in (leaf.x, leaf.m):
+            if any(fixes._leaf(sub, ctx) is not None for sub in ast.walk(part)):
+                return True
+    return False
 
 
 def _inline(node, values):
@@ -414,13 +461,17 @@ def _rewrite(span, ending, ctx) -> Fix | None:
         if ending.count is None:
             virtual = _inline(ending.real, values)
             made.append(virtual)
-            return fixes.rewrite_reduction(virtual, ending.real, ending.parent, ctx)
+            if _nested_selection(virtual, ctx):
+                return None
+            return fixes.rewrite_reduction(virtual, ending.real, ending.parent, _Guarded(ctx, [virtual]))
         read, user, is_numel = ending.count
         selection = values.get(read.id)
         leaf = fixes._leaf(selection, ctx) if selection is not None else None
-        if leaf is None:
+        if leaf is None or _nested_selection(selection, ctx):
             return None
-        return fixes.count_selection(leaf, ending.real, user, is_numel, ctx)
+        return fixes.count_selection(leaf, ending.real, user, is_numel, _Guarded(ctx, [selection]))
+    except _Tainted:
+        return None
     finally:
         ctx.forget([node for tree in made for node in ast.walk(tree)])
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import ast
 import difflib
+import io
 from pathlib import Path
 
 import pytest
+from pyflakes.api import check as pyflakes_check
+from pyflakes.reporter import Reporter
 
 from dynlint.api import check_source
 from dynlint.checks import load_all
@@ -82,3 +85,17 @@ def _changes(a, b):
     for line in difflib.ndiff(a, b):
         if line[:2] in ("+ ", "- "):
             yield line[0], line[2:]
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_fixed_files_read_no_name_the_fix_removed(path, mode):
+    """A fix never leaves a read of a name whose binding it removed (a span inlines and deletes
+    bindings: ``a = x[m]; b = a[a > 1]`` once emitted a mask still reading ``a``)."""
+    def undefined(text):
+        out = io.StringIO()
+        pyflakes_check(text, str(path), Reporter(out, io.StringIO()))
+        return sorted(line.split(": ", 1)[1] for line in out.getvalue().splitlines() if "undefined name" in line)
+
+    assert undefined(path.read_text(encoding="utf-8")) == []
+    assert undefined(_fix(path.read_text(encoding="utf-8"), path, MODES[mode])) == []

@@ -251,17 +251,23 @@ def test_dynamic_true_with_a_comment_in_the_way_gets_no_fix():
     assert [f.fix for f in check_source(text) if f.code == "DYN501"] == [None]
 
 
-def test_padding_fix_only_with_max_length_and_keeps_quote_style():
+def test_padding_fix_only_with_max_length_and_truncation_and_keeps_quote_style():
+    """padding="max_length" leaves items longer than max_length longer unless truncation is on:
+    the batch is then ragged and return_tensors raises (measured, transformers 5.23).  A
+    collator pads features tokenized elsewhere: it has no truncation, so no fix."""
     text = src("""
         from transformers import DataCollatorWithPadding
-        a = DataCollatorWithPadding(tok, padding='longest', max_length=64)
-        b = DataCollatorWithPadding(tok, padding=True)
+        a = tokenizer(texts, padding='longest', max_length=64, truncation=True)
+        b = tokenizer(texts, padding='longest', max_length=64)
+        c = DataCollatorWithPadding(tok, padding='longest', max_length=64)
+        d = DataCollatorWithPadding(tok, padding=True)
         """)
     findings = [f for f in check_source(text) if f.code == "DYN402"]
-    assert len(findings) == 2 and [f.fix is not None for f in findings] == [True, False]
+    assert len(findings) == 4 and [f.fix is not None for f in findings] == [True, False, False, False]
     assert findings[0].fix.applicability == Applicability.UNSAFE
     fixed, _ = fix(text, unsafe=True)
-    assert "DataCollatorWithPadding(tok, padding='max_length', max_length=64)" in fixed
+    assert "tokenizer(texts, padding='max_length', max_length=64, truncation=True)" in fixed
+    assert fixed.count("'longest'") == 2
 
 
 def test_fix_uses_the_files_torch_alias_and_needs_one():

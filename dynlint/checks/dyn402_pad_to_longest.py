@@ -41,9 +41,12 @@ def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
         return
     if not _tokenizer_like(node.func) or _only_feeds_a_warning(a, node):
         return
-    has_max_length = fixes.gives_max_length(node)
-    advice = ('use padding="max_length"' if has_max_length
-              else 'pass padding="max_length" with max_length=<n>, or pad_to_multiple_of=<n>')
+    if fixes.pads_to_a_fixed_length(node):
+        advice = 'use padding="max_length"'
+    elif keyword(node, "max_length") is not None and not is_constant(keyword(node, "max_length"), None):
+        advice = 'use padding="max_length" with truncation=True (without it longer items stay longer)'
+    else:
+        advice = 'pass padding="max_length" with max_length=<n> and truncation=True, or pad_to_multiple_of=<n>'
     a.report(RULE, padding_keyword, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
              f"{advice}", fix_node=node)
 
