@@ -619,7 +619,7 @@ def _fix_raise_branch(node, ancestors, ctx):
     """``if <tensor test>: raise E("literal")`` -> ``torch._assert_async(<negated test>, "literal")``:
     checked on the device, no graph break.  Unsafe: the error is a RuntimeError (not E), raised
     when the device gets there (later, on an accelerator), and only if the test is a
-    single-element tensor."""
+    single-element tensor.  The test is evaluated once, where it was: its side effects stay."""
     if ctx.torch_alias is None or not ancestors or not isinstance(ancestors[-1], ast.If):
         return None
     branch = ancestors[-1]
@@ -644,20 +644,48 @@ def _fix_raise_branch(node, ancestors, ctx):
         return None
     if message is None:
         message = f'"{name}"' if '"' not in name else repr(name)
-    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
-    if ctx.kind(node.operand if negated else node) not in _TENSOR_KINDS:
-        return None
     torch = ctx.torch_alias
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        condition = _arg(ctx, node.operand)
+    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    if negated:
+        condition = _tensor_truth(node.operand, ctx)
     else:
-        condition = f"{torch}.logical_not({_arg(ctx, node)})"
-    segment = ctx.segment(branch)
-    if _has_comment(segment) or not _pure(node.operand if isinstance(node, ast.UnaryOp) else node, ctx):
+        test = _tensor_truth(node, ctx)
+        condition = None if test is None else f"{torch}.logical_not({_bare(test)})"
+    if condition is None or _has_comment(ctx.segment(branch)):
         return None
-    content = f"{torch}._assert_async({condition}, {message})"
+    content = f"{torch}._assert_async({_bare(condition) if isinstance(condition, tuple) else condition}, {message})"
     return Fix(UNSAFE, f"Replace with `{torch}._assert_async(condition, message)` (unsafe: raises a RuntimeError "
                "instead of the original exception, when the device reaches it)", (_replace(ctx, branch, content),))
+
+
+def _tensor_truth(expr, ctx):
+    """(text, precedence) of a tensor whose truth is the truth of ``expr`` (a single-element
+    tensor's), or None: a tensor itself, ``bool(t)`` / ``t.item()`` of one, ``not t``, and ``or``
+    / ``and`` of such (``torch.logical_or``/``logical_and``: both sides are then evaluated, so a
+    side after the first must be free of side effects).  Python values in the test (``x is
+    None or ...``) give None: the assert would need the branch around it."""
+    torch = ctx.torch_alias
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = _tensor_truth(expr.operand, ctx)
+        return None if inner is None else (f"{torch}.logical_not({_bare(inner)})", 9)
+    if isinstance(expr, ast.BoolOp):
+        parts = [_tensor_truth(value, ctx) for value in expr.values]
+        if None in parts or not all(_pure(value, ctx) for value in expr.values[1:]):
+            return None
+        function = "logical_or" if isinstance(expr.op, ast.Or) else "logical_and"
+        text = _bare(parts[0])
+        for part in parts[1:]:
+            text = f"{torch}.{function}({text}, {_bare(part)})"
+        return text, 9
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "bool" \
+            and len(expr.args) == 1 and not expr.keywords and ctx.kind(expr.args[0]) in _TENSOR_KINDS:
+        return _tensor_truth(expr.args[0], ctx)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "item" \
+            and not expr.args and not expr.keywords and ctx.kind(expr.func.value) in _TENSOR_KINDS:
+        return _tensor_truth(expr.func.value, ctx)
+    if ctx.kind(expr) not in _TENSOR_KINDS:
+        return None
+    return _arg(ctx, expr), 0
 
 
 # --------------------------------------------------------------------------- DYN401 / DYN402 / DYN501

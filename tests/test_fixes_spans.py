@@ -611,6 +611,55 @@ def test_validation_branch_becomes_a_device_assert_raising_another_type():
         fixed(bad)
 
 
+RAISE_FORMS = {
+    "bool": """
+def f(h: torch.Tensor):
+    if not bool(torch.isfinite(h).all()):
+        raise ValueError("activations are not finite")
+    return h * 2
+""",
+    "item": """
+def f(h: torch.Tensor):
+    if torch.isnan(h).any().item():
+        raise ValueError("activations are not finite")
+    return h * 2
+""",
+    "or": """
+def f(h: torch.Tensor):
+    if h.min() < -1e30 or torch.isnan(h).any():
+        raise ValueError("activations are not finite")
+    return h * 2
+""",
+    "and": """
+def f(h: torch.Tensor):
+    if not (torch.isfinite(h).all() and (h.abs() < 1e30).all()):
+        raise ValueError("activations are not finite")
+    return h * 2
+""",
+}
+
+
+@pytest.mark.parametrize("form", sorted(RAISE_FORMS))
+def test_validation_branch_forms_become_a_device_assert(form):
+    """bool(t), t.item(), and `or`/`and` of tensor tests: the same truth, checked on the device."""
+    original, fixed, source = fixed_pair(RAISE_FORMS[form], expect=UNSAFE, code="DYN202")
+    assert "_assert_async(" in source and "raise" not in source.split("def f", 1)[1]
+    for good in (torch.tensor([1.0, 2.0]), torch.tensor([-3.0])):
+        assert_same(original(good), fixed(good))
+    raised = 0
+    for bad in (torch.tensor([1.0, float("nan")]), torch.tensor([float("-inf")]), torch.tensor(float("nan"))):
+        try:
+            original(bad)
+        except ValueError as exc:
+            assert "not finite" in str(exc)
+            raised += 1
+            with pytest.raises(RuntimeError, match="not finite"):  # the documented difference
+                fixed(bad)
+        else:
+            assert_same(original(bad), fixed(bad))
+    assert raised >= 2
+
+
 # --------------------------------------------------------------------------- compilation
 def _compile_args(name):
     x = torch.tensor([[1.5, -2.0, 3.0], [0.5, 4.0, float("nan")], [2.0, 2.0, -1.0]])
@@ -638,12 +687,14 @@ def _compile_args(name):
         "raise_branch": (RAISE_BRANCH, UNSAFE, (y,)),
         "mean_float32_span": (MEAN_OF_FULL_PRECISION["prophetnet_span"], SAFE, (x, torch.tensor([-100, 1, 2]))),
         "sort_indices_mask": (SORT_INDICES_MASK, SAFE, (x.nan_to_num(), torch.tensor([[1], [0], [2]]))),
+        **{f"raise_{form}": (body, UNSAFE, (y,)) for form, body in RAISE_FORMS.items()},
     }[name]
 
 
 COMPILED = ["gaudi_a", "gaudi_a_known", "gaudi_b", "gaudi_b_proven", "span_cast", "span_quiet", "span_loop",
             "span_masked_select", "span_indices", "row_sum", "same_shape_dim0", "linear", "product3", "sums3",
-            "nansum", "masked_copy", "count", "raise_branch", "mean_float32_span", "sort_indices_mask"]
+            "nansum", "masked_copy", "count", "raise_branch", "mean_float32_span", "sort_indices_mask",
+            *(f"raise_{form}" for form in sorted(RAISE_FORMS))]
 
 
 @pytest.mark.parametrize("name", COMPILED)
