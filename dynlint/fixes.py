@@ -203,31 +203,35 @@ class _Term:
         return _render(self.node, ctx, {id(self.leaf.node): _source(ctx, self.leaf.x)})
 
 
-def _term(expr, ctx) -> _Term | None:
+def _term(expr, ctx, variables: bool = False) -> _Term | None:
     inner = expr
     for _ in range(16):
         leaf = _leaf(inner, ctx)
         if leaf is not None:
             return _Term(expr, leaf)
-        inner = _linear_operand(inner, ctx)
+        inner = _linear_operand(inner, ctx, variables)
         if inner is None:
             return None
     return None
 
 
-def _linear_operand(expr, ctx):
+def _linear_operand(expr, ctx, variables: bool = False):
     """The tensor operand of a linear elementwise wrapper, or None: ``-e``, ``e * 2``, ``e / 2``,
     ``1 - e``, ``e.float()``, ``e.to(torch.float32)``.  Their derivative is finite everywhere,
     so ``where(m, f(x), 0)`` has the gradient of ``f(x[m])`` (a nonlinear f would give NaN
-    gradients where f' is infinite outside the mask)."""
+    gradients where f' is infinite outside the mask).  With ``variables``, a Python number held
+    in a variable (``scale * e``) counts too: its value may be inf or NaN (only for fixes that are
+    unsafe anyway)."""
+    number = (lambda n, nonzero=False: _finite_number(n, nonzero) or _python_number(n, ctx)) if variables \
+        else _finite_number
     if isinstance(expr, ast.UnaryOp) and type(expr.op) in _UNARY_TEXT:
         return expr.operand
     if isinstance(expr, ast.BinOp) and type(expr.op) in _OPERATOR_TEXT:
         if isinstance(expr.op, ast.Div):
-            return expr.left if _finite_number(expr.right, nonzero=True) else None
-        if _finite_number(expr.right):
+            return expr.left if number(expr.right, nonzero=True) else None
+        if number(expr.right):
             return expr.left
-        if _finite_number(expr.left):
+        if number(expr.left):
             return expr.right
         return None
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.keywords:
@@ -237,6 +241,11 @@ def _linear_operand(expr, ctx):
         if func.attr == "to" and len(expr.args) == 1 and _is_torch_attribute(expr.args[0], ctx):
             return func.value
     return None
+
+
+def _python_number(node, ctx) -> bool:
+    """A name or attribute read of a plain Python value (a float parameter, ``self.scale``...)."""
+    return isinstance(node, (ast.Name, ast.Attribute)) and _is_simple(node) and ctx.kind(node) == "py"
 
 
 def _finite_number(node, nonzero: bool = False) -> bool:
@@ -287,25 +296,26 @@ def _source(ctx, node):
     return _arg(ctx, node), 0
 
 
-def _combination(expr, ctx):
+def _combination(expr, ctx, variables: bool = False):
     """("term", [t]) for one term; ("sum", [t...]) for a ``+``/``-`` tree of terms; ("product",
     [t...]) for a ``*`` tree of terms; else None."""
-    term = _term(expr, ctx)
+    term = _term(expr, ctx, variables)
     if term is not None:
         return "term", [term]
     for kind, operators in (("sum", (ast.Add, ast.Sub)), ("product", (ast.Mult,))):
-        terms = _tree_terms(expr, operators, ctx)
+        terms = _tree_terms(expr, operators, ctx, variables)
         if terms is not None and len(terms) >= 2:
             return kind, terms
     return None
 
 
-def _tree_terms(expr, operators, ctx):
-    term = _term(expr, ctx)
+def _tree_terms(expr, operators, ctx, variables: bool = False):
+    term = _term(expr, ctx, variables)
     if term is not None:
         return [term]
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, operators):
-        left, right = _tree_terms(expr.left, operators, ctx), _tree_terms(expr.right, operators, ctx)
+        left = _tree_terms(expr.left, operators, ctx, variables)
+        right = _tree_terms(expr.right, operators, ctx, variables)
         if left is not None and right is not None:
             return left + right
     return None
@@ -585,30 +595,45 @@ def _count_flows_into_tensor_division(count, user, x, ctx) -> bool:
 
 # --------------------------------------------------------------------------- x[m] = y[m]
 def _fix_masked_copy(node, ancestors, ctx):
-    """``x[m] = y[m]`` -> ``x.copy_(torch.where(M, y, x))``: in place, so aliases of x see the
-    change as before.  Unsafe: where the original raises (x and y of different dtypes, y[m]
-    not broadcastable to x[m]) the rewrite promotes or broadcasts instead."""
-    if not ancestors or not isinstance(ancestors[-1], ast.Assign):
-        return None
-    statement = ancestors[-1]
-    if statement.value is not node or len(statement.targets) != 1:
+    """``x[m] = y[m]`` -> ``x.copy_(torch.where(M, y, x))``, and likewise for a linear function of
+    selections by the same mask (``res[m] = a + s * (y[m] - a)``, ``x[m] = y[m] - z[m]``: the
+    function computed on the whole tensors): in place, so aliases of x see the change as
+    before.  Unsafe: where the original raises (x and the value of different dtypes, y[m] not
+    broadcastable to x[m]) the rewrite promotes or broadcasts instead; a number held in a
+    variable that is inf or NaN makes the gradient NaN outside the mask."""
+    statement = next((a for a in reversed(ancestors) if isinstance(a, ast.stmt)), None)
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
+            or not any(sub is node for sub in ast.walk(statement.value)):
         return None
     target = statement.targets[0]
-    if not isinstance(target, ast.Subscript) or _dump(target.slice) != _dump(node.slice):
+    written = _leaf(target, ctx) if isinstance(target, ast.Subscript) else None
+    if written is None or written.index is not None:
         return None
-    written, read = _leaf(target, ctx), _leaf(node, ctx)
-    if written is None or read is None or written.index is not None or read.index is not None:
+    combination = _combination(statement.value, ctx, variables=True)
+    if combination is None or combination[0] not in ("term", "sum"):
         return None
-    if not (_pure(target.value, ctx) and _pure(node.value, ctx) and _pure(node.slice, ctx)):
+    kind, terms = combination
+    mask = _dump(target.slice)
+    if not any(t.leaf.node is node for t in terms) or any(
+            _dump(t.leaf.m) != mask or t.leaf.index is not None or not t.leaf.row for t in terms):
+        return None
+    shapes = Shapes(ctx)
+    if kind == "sum" and not all(shapes.same_shape(terms[0].leaf.x, t.leaf.x) for t in terms[1:]):
+        return None  # selections of different shapes broadcast differently from the whole tensors
+    if not (_pure(target.value, ctx) and _pure(target.slice, ctx) and _pure(statement.value, ctx)):
         return None
     if _has_comment(ctx.segment(statement)):
         return None
-    aligned = _mask_text(written, ctx, Shapes(ctx))
+    aligned = _mask_text(written, ctx, shapes)
     if aligned is None or not aligned.exact:
         return None
     torch = ctx.torch_alias
     x = _primary(ctx, target.value)
-    content = f"{x}.copy_({torch}.where({aligned.text}, {_arg(ctx, node.value)}, {_arg(ctx, target.value)}))"
+    if kind == "term":
+        value = _bare(terms[0].full(ctx))
+    else:
+        value = _render(statement.value, ctx, {id(t.node): t.full(ctx) for t in terms})[0]
+    content = f"{x}.copy_({torch}.where({aligned.text}, {value}, {_arg(ctx, target.value)}))"
     return Fix(UNSAFE, f"Replace with `x.copy_({torch}.where(mask, y, x))` (unsafe: where x and y differ in "
                "dtype or y[m] does not fit x[m], the original raises and the rewrite does not)",
                (_replace(ctx, statement, content),))

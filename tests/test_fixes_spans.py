@@ -19,7 +19,7 @@ from hypothesis import example, given, strategies as st  # noqa: E402
 from dynlint.api import check_source  # noqa: E402
 from dynlint.diagnostics import Applicability  # noqa: E402
 from test_fixes_differential import (  # noqa: E402
-    ALL_DTYPES, EXAMPLES, FLOATS, ROW_MASK_CASE, _outcome, assert_same, compare_with_grad, fixed_pair,
+    ALL_DTYPES, EXAMPLES, FLOATS, INTS, ROW_MASK_CASE, _outcome, assert_same, compare_with_grad, fixed_pair,
     matrix_and_mask, tensors,
 )
 
@@ -588,6 +588,79 @@ def test_masked_copy_is_unsafe_because_a_dtype_mismatch_no_longer_raises():
     with pytest.raises(RuntimeError):
         original(x.clone(), y, z)
     assert torch.equal(fixed(x.clone(), y, z), torch.tensor([1.0, 0.0, 1.0]))
+
+
+MASKED_LINEAR_WRITE = """
+def f(res: torch.Tensor, freq: torch.Tensor, low: float, scale: float):
+    below = freq < low
+    res[below] = low + scale * (freq[below] - low)
+    return res
+"""
+_MASKED_LINEAR_WRITE = _Pair(MASKED_LINEAR_WRITE, UNSAFE, "DYN101")
+
+
+@EXAMPLES
+@given(st.integers(0, 5), st.sampled_from(FLOATS), st.data())
+def test_masked_write_of_a_linear_function_is_exact_where_the_original_runs(n, dtype, data):
+    """torchaudio's vtln_warp_freq: res[m] = a + s * (freq[m] - a) -> res.copy_(torch.where(m, a + s *
+    (freq - a), res)): the same values in place (aliases see them) and gradients, NaN/inf
+    anywhere, every float dtype, for finite numbers."""
+    original, fixed, source = _MASKED_LINEAR_WRITE
+    assert "res.copy_(" in source and "low + scale * (freq - low)" in source
+    freq = data.draw(tensors((n,), dtypes=[dtype]))
+    res = data.draw(tensors((n,), dtypes=[dtype]))
+    low = data.draw(st.floats(-10, 10))
+    scale = data.draw(st.floats(-4, 4))
+    outcomes = []
+    for fn in (original, fixed):
+        target = res.clone()
+        alias = target.view(-1)
+        leaf = freq.clone().requires_grad_(dtype.is_floating_point)
+        out = fn(target, leaf, low, scale)
+        grad = torch.autograd.grad(out.sum(), leaf)[0] if n else None
+        outcomes.append((out.detach(), alias.detach().clone(), grad))
+    assert_same(outcomes[0][0], outcomes[1][0])
+    assert_same(outcomes[0][1], outcomes[1][1])
+    if n:
+        torch.testing.assert_close(outcomes[1][2], outcomes[0][2], equal_nan=True)
+
+
+def test_masked_write_is_unsafe_because_an_inf_variable_gives_nan_gradients():
+    original, fixed, _ = _MASKED_LINEAR_WRITE
+    freq = torch.tensor([1.0, 5.0])
+    grads = []
+    for fn in (original, fixed):
+        leaf = freq.clone().requires_grad_(True)
+        grads.append(torch.autograd.grad(fn(torch.zeros(2), leaf, 2.0, float("inf")).sum(), leaf)[0])
+    assert grads[0][1] == 0 and torch.isnan(grads[1][1])  # 5.0 is outside the mask: 0 * inf
+
+
+def test_masked_write_of_selections_of_unknown_shapes_gets_no_fix():
+    body = "def f(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor):\n    m = z > 0\n    x[m] = y[m] - z[m]\n"
+    source = "import torch\n\n" + body
+    assert all(f.fix is None for f in check_source(source) if f.code == "DYN101")
+
+
+# --------------------------------------------------------------------------- masks over the same operands
+SAME_OPERANDS = """
+def f(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor):
+    up = (a - b) / (c - b)
+    inside = (a > b) & (a <= c)
+    return up[inside].sum()
+"""
+_SAME_OPERANDS = _Pair(SAME_OPERANDS, SAFE, "DYN101")
+BROADCASTS = [((3,), (3,), (3,)), ((3, 1), (1, 4), (3, 4)), ((2, 1), (2, 3), (1, 1)), ((0, 2), (1,), (2,)),
+              ((3, 3), (3, 1), (3,)), ((2, 1, 3), (4, 1), (3,))]
+
+
+@EXAMPLES
+@given(st.sampled_from(BROADCASTS), st.sampled_from(FLOATS + INTS), st.data())
+def test_a_mask_over_the_operands_of_the_tensor_is_plain_and_exact(shapes, dtype, data):
+    """Both broadcast a, b and c, so they have one shape: the plain torch.where(inside, up, 0)."""
+    original, fixed, source = _SAME_OPERANDS
+    assert has_statement(source, "return torch.where(inside, up, 0).sum()")
+    a, b, c = (data.draw(tensors(shape, dtypes=[dtype])) for shape in shapes)
+    compare_with_grad(original, fixed, a, b, c)
 
 
 # --------------------------------------------------------------------------- validation branches

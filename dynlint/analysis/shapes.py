@@ -114,7 +114,9 @@ class Shapes:
                 return recurse(expr.left)
             if _is_number(expr.left):
                 return recurse(expr.right)
-            return None
+            return self._broadcast_key(expr, depth)
+        if isinstance(expr, ast.Compare):
+            return self._broadcast_key(expr, depth)
         if isinstance(expr, ast.Subscript) and _is_int_constant(expr.slice, (0, 1)):
             pair = expr.value  # x.sort(...)[0] / torch.sort(x)[1]
             operand = self._call_operand(pair, _SHAPE_KEEPING_PAIRS)
@@ -135,6 +137,45 @@ class Shapes:
                 source = _size_source(expr.args[0])  # z.view(h.size()) / z.reshape(h.shape)
                 return recurse(source) if source is not None else None
         return None
+
+    def _broadcast_key(self, expr, depth: int) -> str | None:
+        """The key of an elementwise expression of several tensors: its shape is the broadcast of
+        their shapes, so two such expressions over the same tensors have one shape
+        (``up = (mel - left) / (center - left)`` and ``up_idx = (mel > left) & (mel <= center)``).
+        Numbers (literals, Python values) do not change a broadcast shape and are left out."""
+        leaves = self._broadcast_leaves(expr, depth)
+        if not leaves:
+            return None
+        return next(iter(leaves)) if len(leaves) == 1 else "bcast:" + ",".join(sorted(leaves))
+
+    def _broadcast_leaves(self, expr, depth: int) -> set[str] | None:
+        if depth > _DEPTH:
+            return None
+        recurse = lambda e: self._broadcast_leaves(e, depth + 1)  # noqa: E731
+        parts = None
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, _ARITH_OPS):
+            parts = [expr.left, expr.right]
+        elif isinstance(expr, ast.Compare) and all(isinstance(op, _COMPARE_OPS) for op in expr.ops):
+            parts = [expr.left, *expr.comparators]
+        elif isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd, ast.Invert)):
+            parts = [expr.operand]
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and not expr.keywords \
+                and not any(isinstance(a, ast.Starred) for a in expr.args) and expr.func.attr in _ELEMENTWISE_MULTI:
+            parts = list(expr.args) if self._is_torch(expr.func.value) else [expr.func.value, *expr.args]
+        if parts is None:
+            if _is_number(expr) or (isinstance(expr, (ast.Name, ast.Attribute)) and self.ctx.kind(expr) == "py"):
+                return set()
+            key = self.key(expr, depth + 1)
+            if key is None:
+                return None
+            return set(key[len("bcast:"):].split(",")) if key.startswith("bcast:") else {key}
+        found: set[str] = set()
+        for part in parts:
+            inner = recurse(part)
+            if inner is None:
+                return None
+            found |= inner
+        return found
 
     def _call_operand(self, call, names):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in names):
