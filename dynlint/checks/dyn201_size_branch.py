@@ -85,10 +85,14 @@ def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
     """``x.size(k)``, ``x.size()[k]``, ``x.shape[k]``, ``x.numel()``, ``len(x)``, or a name bound to
     one (``n_channels = x.shape[1]``: the same size)."""
     if isinstance(node, ast.Name):
+        if not follow:
+            return False
         # the value the name was bound to once, at the function's top level (None when rebound): a
         # size read then is that size, whatever its tensor's name is bound to later
-        entry = a.scope.bindings.get(node.id) if follow else None
-        return entry is not None and _direct_size(a, entry[0], follow=False)
+        entry = a.scope.bindings.get(node.id)
+        if entry is not None:
+            return _direct_size(a, entry[0], follow=False)
+        return _unpacked_size(a, node.id)
     if isinstance(node, ast.Subscript):
         value = node.value
         return (isinstance(value, ast.Attribute) and value.attr == "shape") or \
@@ -100,3 +104,34 @@ def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
             return (func.attr == "size" and len(node.args) == 1) or (func.attr in ("numel", "nelement") and not node.args)
         return isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1
     return False
+
+
+def _unpacked_size(a, name: str) -> bool:
+    """``b, c, h, w = x.shape`` (also ``x.shape[:2]``, ``x.size()``) at the enclosing function's top
+    level, the only binding of ``name`` in it: the name is one of the tensor's sizes."""
+    function = next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if function is None:
+        return False
+    found = False
+    for statement in function.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], (ast.Tuple, ast.List)) and _is_shape(statement.value) \
+                and any(isinstance(e, ast.Name) and e.id == name for e in statement.targets[0].elts):
+            found = True
+            break
+    if not found:
+        return False
+    stores = sum(1 for n in ast.walk(function)
+                 if (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store))
+                 or (isinstance(n, ast.arg) and n.arg == name))
+    return stores == 1
+
+
+def _is_shape(value: ast.expr) -> bool:
+    """``x.shape``, ``x.shape[a:b]``, ``x.size()``."""
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+        value = value.value
+    if isinstance(value, ast.Attribute):
+        return value.attr == "shape"
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+        and not value.args and not value.keywords
