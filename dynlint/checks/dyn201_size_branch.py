@@ -56,29 +56,29 @@ _FLIPPED = {ast.Eq: ast.Eq, ast.NotEq: ast.NotEq, ast.Gt: ast.Lt, ast.Lt: ast.Gt
 
 def _decided_by_specialization(a, test: ast.expr) -> bool:
     """Every size the test reads is read directly (``x.size(0)``, ``x.shape[1]``, ``len(x)``,
-    ``x.numel()``, or a name bound to one) and compared with 0 or 1 (``== 0``, ``> 0``, ``!= 1``, ``< 2``...) or tested for
-    truth (``if x.numel():``): the outcome is the same for every size a dynamic dimension takes.
-    A difference of sizes (``trim = a.size(2) - b.size(2); if trim > 0``) is a real guard."""
-    parts = list(test.values) if isinstance(test, ast.BoolOp) else [test]
-    decided = False
-    for part in parts:
-        if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
-            part = part.operand
-        if _direct_size(a, part):
-            decided = True
-            continue
-        if isinstance(part, ast.Compare) and len(part.ops) == 1:
-            left, op, right = part.left, type(part.ops[0]), part.comparators[0]
-            if _direct_size(a, right):
-                left, right, op = right, left, _FLIPPED.get(op)
-            if _direct_size(a, left):
-                if isinstance(right, ast.Constant) and type(right.value) is int and right.value in _DECIDED.get(op, ()):
-                    decided = True
-                    continue
-                return False
-        if a.reads_tensor_size(part):
-            return False
-    return decided
+    ``x.numel()``, or a name bound to one) and compared with 0 or 1 (``== 0``, ``> 0``, ``!= 1``,
+    ``< 2``...) or tested for truth (``if x.numel():``), through ``and``/``or``/``not``: the outcome
+    is the same for every size a dynamic dimension takes.  A difference of sizes (``trim =
+    a.size(2) - b.size(2); if trim > 0``) is a real guard."""
+    return _decided(a, test) is True
+
+
+def _decided(a, node: ast.expr):
+    """True: decided and reads a size; None: reads no size; False: a size test that specializes."""
+    if isinstance(node, ast.BoolOp):
+        results = [_decided(a, value) for value in node.values]
+        return False if False in results else True if True in results else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _decided(a, node.operand)
+    if _direct_size(a, node):
+        return True
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, op, right = node.left, type(node.ops[0]), node.comparators[0]
+        if _direct_size(a, right):
+            left, right, op = right, left, _FLIPPED.get(op)
+        if _direct_size(a, left):
+            return isinstance(right, ast.Constant) and type(right.value) is int and right.value in _DECIDED.get(op, ())
+    return False if a.reads_tensor_size(node) else None
 
 
 def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
