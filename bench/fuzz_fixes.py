@@ -5,7 +5,9 @@
 
 For each family of generated programs (tests/fixfuzz.py) it runs hypothesis
 with the given number of examples and prints, per family, how many examples
-ran, how many of them had a safe fix applied, and either "clean" or the first
+ran, how many of them had a safe fix applied, how many of those differed in a
+float result only by the order of a float sum (equal when both programs are
+computed in float64: ``fixfuzz.rounding_only``), and either "clean" or the first
 (shrunk) counterexample: the original program, the fixed one, and the inputs on
 which they disagree.  Exit status 1 when any family found a mismatch.
 """
@@ -30,6 +32,7 @@ from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings  # 
 
 def run_family(family: str, examples: int, seed: int | None) -> tuple[int, int, list[str]]:
     counts = {"examples": 0, "fixed": 0}
+    fixfuzz.ROUNDING_ONLY.clear()
 
     @settings(max_examples=examples, deadline=None, database=None, print_blob=False,
               suppress_health_check=list(HealthCheck))
@@ -54,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=2000, help="examples per family (default 2000)")
     parser.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: random)")
+    parser.add_argument("--show-rounding", action="store_true",
+                        help="print the first example per family whose float result differed only by the order of "
+                             "a float sum")
     parser.add_argument("--family", action="append", choices=sorted(fixfuzz.FAMILIES),
                         help="only these families (repeatable; default: all)")
     args = parser.parse_args(argv)
@@ -66,7 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         ran, fixed, failures = run_family(family, args.examples, args.seed)
         took = time.perf_counter() - start
         verdict = f"{len(failures)} MISMATCH" if failures else "clean"
-        print(f"{family:22s} {ran:6d} examples  {fixed:6d} with a safe fix applied  {took:7.1f} s  {verdict}")
+        rounding = len(fixfuzz.ROUNDING_ONLY)
+        print(f"{family:22s} {ran:6d} examples  {fixed:6d} with a safe fix applied  {rounding:3d} float-sum "
+              f"order only  {took:7.1f} s  {verdict}")
+        if rounding and args.show_rounding:
+            source, inputs = fixfuzz.ROUNDING_ONLY[0]
+            print("    first float-sum-order difference (equal in float64):\n    "
+                  + (source + inputs).replace("\n", "\n    "))
         for failure in failures:
             failed += 1
             print("    " + failure.replace("\n", "\n    "))
