@@ -61,6 +61,12 @@ def _worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
         model.remove_hooks()
     finally:
         dist.destroy_process_group()
+    # Everything under test is written.  Skip interpreter teardown: on torch 2.13 (CPU, gloo) a process
+    # that has used any Python TorchDispatchMode and then a gloo collective aborts at exit in roughly
+    # one run in seven ("terminate called without an active exception"), after its work is done; the
+    # same happens without dynlint (a bare dispatch mode plus gather_object), see
+    # ../shared/pytorch-facts.md.  An exception above still fails the worker with its traceback.
+    os._exit(0)
 
 
 def test_rank0_gathers_per_rank_and_merged(tmp_path):
