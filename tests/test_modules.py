@@ -38,3 +38,35 @@ def test_a_namespace_package_imported_from_the_project_root_is_one_project(tmp_p
     results = check_units(units, Settings(), jobs=1)
     codes = {(r.relpath, f.code, f.line) for r in results for f in r.findings}
     assert ("ns/helpers.py", "DYN301", 2) in codes
+
+
+def test_star_imports_of_modules_outside_the_run_do_not_blow_up(tmp_path, monkeypatch):
+    # transformers' models/__init__.py star-imports ~400 model packages; a checked file that names
+    # pkg.models.auto.x.f (auto not in the run) once made the resolver follow every star module, each
+    # falling back to pkg.models with a longer name: 400^12 paths (minutes on transformers).
+    from dynlint.analysis import facts
+
+    models = tmp_path / "pkg" / "models"
+    models.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (models / "__init__.py").write_text("".join(f"from .m{i} import *\n" for i in range(40)))
+    (models / "m0.py").write_text("def helper(v):\n    return v\n")
+    (tmp_path / "pkg" / "use.py").write_text(
+        "import torch\nimport pkg.models\n\n\n"
+        "def g(x: torch.Tensor):\n    n = pkg.models.auto.config.Auto.make(x)\n    h = pkg.models.helper(x)\n"
+        "    return int(h.sum()) + n\n")
+    calls = []
+    original = facts.ProjectFacts.resolve
+
+    def counting(self, qualname, depth=0):
+        calls.append(qualname)
+        if len(calls) > 20_000:
+            raise AssertionError("resolve explodes: " + qualname)
+        return original(self, qualname, depth)
+
+    monkeypatch.setattr(facts.ProjectFacts, "resolve", counting)
+    files = ["pkg/__init__.py", "pkg/models/__init__.py", "pkg/models/m0.py", "pkg/use.py"]
+    results = check_units(make_units([(str(tmp_path / rel), rel) for rel in files]), Settings(), jobs=1)
+    assert len(calls) < 2_000
+    codes = {(r.relpath, f.code, f.line) for r in results for f in r.findings}
+    assert ("pkg/use.py", "DYN301", 8) in codes  # a star import of a module in the run still resolves

@@ -172,6 +172,8 @@ class ProjectFacts:
             if module in self.namespaces and "." not in name:
                 self.namespaces[module].setdefault(name, defined)
         self._resolved: dict[str, str | None] = {}
+        self._resolving: set[str] = set()   # names being resolved (a re-export or star-import cycle)
+        self._cuts = 0                      # times a cycle or the depth bound cut a resolution short
         self._star_modules: dict[str, list[str]] = {}
         self._flags: dict[str, tuple] = {}
         self._params_solved: dict[tuple[str, str], tuple] | None = None
@@ -237,10 +239,18 @@ class ProjectFacts:
         """The project definition a qualified name refers to (through re-exports), or None."""
         if qualname in self.functions or qualname in self.classes:
             return qualname
-        if depth == 0 and qualname in self._resolved:
+        if qualname in self._resolved:
             return self._resolved[qualname]
+        if depth >= 12 or qualname in self._resolving:
+            self._cuts += 1
+            return None
+        # Memoized at every depth: a package's `from .x import *` chains reach the same modules along
+        # many paths (transformers: minutes, unmemoized).  A result that a cycle or the depth bound cut
+        # short is kept only at depth 0 (as it always was), so answers never depend on the order asked.
+        cuts = self._cuts
+        self._resolving.add(qualname)
         result = None
-        if depth < 12:
+        try:
             parts = qualname.split(".")
             for cut in range(len(parts) - 1, 0, -1):
                 namespace = self.namespaces.get(".".join(parts[:cut]))
@@ -256,11 +266,17 @@ class ProjectFacts:
                 elif target is None:
                     # `from module import *` of project modules: the name may be one of theirs
                     for star in self._stars(".".join(parts[:cut]), namespace):
+                        if star not in self.namespaces and self._module_aliases().get(star) not in self.namespaces:
+                            # not a module of this run: its names are unknown (following it would fall back
+                            # to this same namespace with a longer name, again and again)
+                            continue
                         result = self.resolve(".".join([star, *parts[cut:]]), depth + 1)
                         if result is not None:
                             break
                 break
-        if depth == 0:
+        finally:
+            self._resolving.discard(qualname)
+        if depth == 0 or self._cuts == cuts:
             self._resolved[qualname] = result
         return result
 
