@@ -198,6 +198,14 @@ SIZE_ARGUMENT_FUNCTIONS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
     "torch.reshape": ((1,), frozenset({"shape"})),
     "torch.nn.functional.pad": ((1,), frozenset({"pad"})),
     "torch.nn.functional.interpolate": ((1,), frozenset({"size"})),
+    # measured (torch 2.13, a length computed from tensor data): "Could not extract specialized integer
+    # from data-dependent expression" for each of these
+    "torch.istft": ((), frozenset({"length"})),
+    "torch.nn.functional.one_hot": ((1,), frozenset({"num_classes"})),
+    "torch.nn.functional.adaptive_avg_pool1d": ((1,), frozenset({"output_size"})),
+    "torch.nn.functional.adaptive_avg_pool2d": ((1,), frozenset({"output_size"})),
+    "torch.nn.functional.adaptive_max_pool1d": ((1,), frozenset({"output_size"})),
+    "torch.nn.functional.adaptive_max_pool2d": ((1,), frozenset({"output_size"})),
     "range": ((ALL_POSITIONAL,), frozenset()),
 }
 
@@ -493,6 +501,10 @@ HOST_MODULE_WORDS = frozenset({
     "plot", "plots", "plotting", "dataset", "datasets", "export", "exporters", "benchmark", "benchmarks",
     "loader", "loaders", "sampler", "samplers", "transforms", "pipeline", "pipelines", "inference", "callbacks",
 })
+#: path parts or words of modules holding command-line programs and inference pipelines: a class there
+#: that is no nn.Module (``Text2Speech``, ``Speech2Text``) runs eagerly even when a module's forward calls it
+#: (a serving wrapper); its methods are not compiled through that call
+ENTRY_MODULE_WORDS = frozenset({"bin", "scripts", "tools", "inference", "pipeline", "pipelines"})
 #: the plotting ones among them: a plot made from a training loop is made at a few chosen steps, not
 #: as part of the step (a training loop reaching it does not make it training code)
 PLOT_MODULE_PARTS = frozenset({

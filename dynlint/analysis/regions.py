@@ -79,7 +79,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 drivers.add(target)
             {ROOT_COMPILED: compiled, ROOT_TRAIN: training, ROOT_HOST: host, ROOT_DRIVER: host,
              ROOT_TO_HOST: host}.get(root, host).add(target)
-    host.update(_driver_class_methods(table, drivers))
+    driver_methods = set(_driver_class_methods(table, drivers))
+    host.update(driver_methods)
     disabled: set[str] = set()
     for function_id, record in table.functions.items():
         flags = record[5]
@@ -100,6 +101,7 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             if name in ops.FIT_METHODS:
                 host.add(function_id)  # an encoder or normalizer fitted on data
     host_modules, plot_modules = _host_modules(table)
+    driver_methods.update(_entry_class_methods(table))
     plots: set[str] = set()
     if host_modules:
         module_of = _module_finder(table)
@@ -124,6 +126,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             for target, context in edges.get(current, ()):
                 if context == HOST and region != HOST_REGION:
                     continue  # called only from eager-only code
+                if region == COMPILED and target in driver_methods and target not in compiled:
+                    continue  # a pipeline a module's forward calls (a serving wrapper) still runs eagerly
                 if target not in regions and target not in barrier:
                     regions[target] = region
                     pending.append(target)
@@ -157,6 +161,22 @@ def _driver_class_methods(table: ProjectFacts, drivers: set[str]) -> list[str]:
         if class_id in methods and not (table.class_flags(class_id) or (False,))[0] \
                 and any(base in driver_classes for base in table.mro(class_id)) and known(class_id):
             found.extend(methods[class_id])
+    return found
+
+
+def _entry_class_methods(table: ProjectFacts) -> list[str]:
+    """Methods of the classes (no nn.Module) defined in command-line and inference-pipeline modules
+    (``ops.ENTRY_MODULE_WORDS``: ``espnet2/bin/tts_inference.py``'s ``Text2Speech``)."""
+    found = []
+    for function_id in table.functions:
+        owner, _, _ = function_id.rpartition(".")
+        if owner not in table.classes or (table.class_flags(owner) or (False,))[0]:
+            continue
+        module = owner.rpartition(".")[0]
+        if module in table.namespaces and any(
+                part in ops.ENTRY_MODULE_WORDS or not ops.ENTRY_MODULE_WORDS.isdisjoint(part.strip("_").split("_"))
+                for part in module.split(".")):
+            found.append(function_id)
     return found
 
 

@@ -50,7 +50,7 @@ class _Scope:
     """Names of one function (or the module) and what they hold."""
 
     __slots__ = ("kinds", "bindings", "name", "id", "maybe", "partial", "bound_at", "defs", "evidence", "node",
-                 "returns", "is_generator", "aliases", "self_attrs", "latest", "block_entry")
+                 "returns", "is_generator", "aliases", "self_attrs", "latest", "block_entry", "declared")
 
     def __init__(self, name: str, function_id: str, node: ast.AST | None = None):
         self.name = name
@@ -75,6 +75,9 @@ class _Scope:
         self.self_attrs: dict[str, object] | None = None  # self.<attr> assigned in this method (not __init__)
         # name -> (block, kind, maybe, partial) it held when first bound in that block (a branch or loop body)
         self.block_entry: dict[str, tuple] = {}
+        # annotated parameters: name -> the kind its annotation declares (the variable's type for the
+        # whole function, as a type checker reads it)
+        self.declared: dict[str, object] = {}
 
 
 class _ClassInfo:
@@ -134,6 +137,8 @@ class Analyzer:
         self.local_classes: dict[str, _ClassInfo] = {}
         self.stack: list[ast.AST] = []          # ancestors of the node being visited
         self.control_depth = 0                  # >0 inside if/for/while/try bodies of the current scope
+        # if/for/while blocks being walked: (owner id, field) -> {name: what it held when the block began}
+        self._flow_pending: dict[tuple, dict] = {}
         self.context: str | None = None         # TRAIN / HOST for the statements being visited
         self.findings: list[Finding] = []
         self.places: list[tuple[str, str | None]] = []
@@ -338,6 +343,20 @@ class Analyzer:
         self.findings.append(Finding(code, message, line, col, end_line, end_col, fix))
         self.places.append((self._function_id(), self.context))
 
+    def in_model_step(self) -> bool:
+        """Whether the code being walked is a model's own step: a method of an ``nn.Module`` (not its
+        construction) outside eager-only code, or a training-loop statement.  There a value of
+        unknown kind that the code calls ``.item()`` on is a tensor far more often than anything else."""
+        if self.context == TRAIN:
+            return True
+        if self.context == HOST or not self.classes or not self.classes[-1].is_module:
+            return False
+        for scope in self.scopes:
+            node = scope.node
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return node.name not in ops.CONSTRUCTION_METHODS
+        return False
+
     def _function_id(self) -> str:
         for scope in reversed(self.scopes):
             if scope.node is not None or scope is self.module_scope:
@@ -467,10 +486,23 @@ class Analyzer:
                 # used as a tensor (x.detach(), torch.sigmoid(x), ...); a comprehension's variable only
                 # maybe: its name (x, t, i) is often another value's elsewhere in the function
                 kind, maybe = TENSOR, self._comprehension_target
+            if kind is None and value is None and name in scope.declared:
+                # `images, targets = self.transform(images, targets)` with `targets: Optional[List[Dict[str,
+                # Tensor]]]` declared: an untyped part of an unpacked result keeps the declared type, only
+                # maybe; a whole value assigned is not judged by it (`x: list[Tensor]`, then
+                # `x = self.embedders[k](torch.cat(x))`: a tensor now)
+                kind, maybe = scope.declared[name], True
             if kind in (None, TENSOR) and name in self._scope_masks():
                 kind = MASK  # used as a mask (~keep, x.masked_fill(keep, 0), torch.where(keep, a, b))
             partial = False
-            if self.control_depth:
+            pending = self._flow_pending.get(self._block_key()) if self.control_depth else None
+            if pending is not None:
+                # in an if/for/while block a binding holds exactly its value until the block ends (uses
+                # it dominates see it: idx = t.nonzero(); for ...: idx = f(); if idx > 0:); what the name
+                # held when the block began joins in when the block ends (_end_flow_block)
+                if name not in pending:
+                    pending[name] = self._entry_state(scope, name)
+            elif self.control_depth:
                 # a later binding in the same block replaces an earlier one there: it joins with what
                 # the name held when the block began, not with that earlier binding (n = t * c; n = int(n))
                 key = self._block_key()
@@ -542,6 +574,46 @@ class Analyzer:
             if self.classes:
                 self._set_self_attr(self.classes[-1], target.attr,
                                     kind if kind is None or relevant(kind) is not None else PY)
+
+    def _entry_state(self, scope: "_Scope", name: str) -> tuple:
+        """(scope, kind, maybe, partial) of ``name`` where a block begins (_UNBOUND kind: not bound)."""
+        if name not in scope.kinds:
+            return scope, _UNBOUND, False, False
+        previous = scope.kinds[name]
+        if self._negated and name in self._negated and self._negated[name][0] is scope:
+            previous = self._negated[name][1]  # what it was before `else:` of an isinstance test
+        return scope, previous, name in scope.maybe, name in scope.partial
+
+    def _flow_block(self, owner: ast.AST, field: str, statements) -> None:
+        """Walk one block of an if/for/while: its bindings join what the names held before it at its end."""
+        key = (id(owner), field)
+        outer = self._flow_pending.get(key)
+        self._flow_pending[key] = {}
+        try:
+            self.visit_all(statements)
+        finally:
+            pending = self._flow_pending.pop(key)
+            if outer is not None:
+                self._flow_pending[key] = outer
+            for name, (scope, previous, was_maybe, was_partial) in pending.items():
+                if previous is _UNBOUND or name not in scope.kinds:
+                    continue
+                kind = scope.kinds[name]
+                if previous == kind:
+                    continue
+                maybe = name in scope.maybe
+                sure_tensor = (kind in TENSORISH and not maybe) or (previous in TENSORISH and not was_maybe) \
+                    or was_partial or name in scope.partial
+                kind, join_maybe = join(previous, kind)
+                scope.kinds[name] = kind
+                if maybe or join_maybe or was_maybe:
+                    scope.maybe.add(name)
+                else:
+                    scope.maybe.discard(name)
+                if sure_tensor and kind in TENSORISH:
+                    scope.partial.add(name)
+                else:
+                    scope.partial.discard(name)
 
     def _block_key(self) -> tuple:
         """The statement list holding the statement being walked: (its owner, the field)."""
@@ -815,7 +887,10 @@ class Analyzer:
             return (tensors.pop() if len(tensors) == 1 else TENSOR) if tensors else None
         if t is ast.IfExp:
             body, orelse = self.kind(node.body), self.kind(node.orelse)
-            return body if body == orelse else None
+            if body == orelse:
+                return body
+            # `ilens.max() if ilens is not None else ilens`: a tensor either way
+            return TENSOR if body in TENSORISH and orelse in TENSORISH else None
         if t is ast.NamedExpr:
             return self.kind(node.value)
         return None
@@ -1020,6 +1095,8 @@ class Analyzer:
             if kinds[0] == SIZE:
                 return SIZE
             return PY if kinds[0] in (PY, NDARRAY) else None
+        if name == "sum" and kinds and type(kinds[0]) is tuple and kinds[0][0] == SEQ and kinds[0][1] in TENSORISH:
+            return TENSOR  # sum(losses) over a list of tensors: their sum, a tensor
         if name in ("max", "min", "sum") and any(k in TENSORISH for k in kinds):
             # over a tensor (or with one): its 0-d elements, compared or added on the way
             return SCALAR_TENSOR if len(kinds) == 1 else TENSOR
@@ -1261,6 +1338,8 @@ class Analyzer:
             maybe = kind in _MAYBE_ANNOTATIONS
             if maybe:
                 kind = TENSOR
+            if kind is not None:
+                scope.declared[name] = kind
             if kind is None:  # unannotated, or a type dynlint does not know: what callers pass, how it is used
                 passed = self.ask(("param", scope.id, name))
                 if passed is not None:
@@ -1544,7 +1623,7 @@ class Analyzer:
         if outer is None and self._is_training_loop(node):
             self.context = TRAIN
         try:
-            self._visit_branches(node.body, node.orelse)
+            self._visit_branches(node)
         finally:
             self.context = outer
 
@@ -1562,16 +1641,17 @@ class Analyzer:
         if outer is None and self._is_training_loop(node):
             self.context = TRAIN
         try:
-            self._visit_branches(node.body, node.orelse)
+            self._visit_branches(node)
         finally:
             self.context = outer
 
-    def _visit_branches(self, *blocks) -> None:
-        """Statements that may or may not run: names bound there are path-dependent."""
+    def _visit_branches(self, loop) -> None:
+        """A loop's body and else: statements that may or may not run, names bound there are
+        path-dependent."""
         self.control_depth += 1
         try:
-            for block in blocks:
-                self.visit_all(block)
+            self._flow_block(loop, "body", loop.body)
+            self._flow_block(loop, "orelse", loop.orelse)
         finally:
             self.control_depth -= 1
 
@@ -1630,10 +1710,10 @@ class Analyzer:
         try:
             self.context = HOST if guard == _NOT_COMPILING else outer
             with self._narrowed(node.test, node.body):
-                self.visit_all(node.body)
+                self._flow_block(node, "body", node.body)
             self.context = HOST if guard == _COMPILING else outer
             with self._narrowed(node.test, node.orelse, negate=True):
-                self.visit_all(node.orelse)
+                self._flow_block(node, "orelse", node.orelse)
         finally:
             self.control_depth -= 1
             self.context = outer
@@ -1742,7 +1822,8 @@ class Analyzer:
             self.visit(item.context_expr)
             if item.optional_vars is not None:
                 self.visit_target(item.optional_vars)
-                self.bind(item.optional_vars, None)
+                # `with np.load(f) as data:` enters the archive itself: numpy data
+                self.bind(item.optional_vars, NDARRAY if self.kind(item.context_expr) == NDARRAY else None)
         self.visit_all(node.body)
 
     visit_AsyncWith = visit_With

@@ -24,7 +24,7 @@ def check_builtin(a, node, qual, method, receiver) -> None:
 def check_method(a, node, qual, method, receiver) -> None:
     if node.args or a.is_silenced(node):
         return
-    if receiver in TENSORISH or ops.HOST_SYNC_METHODS[method]:
+    if receiver in TENSORISH or ops.HOST_SYNC_METHODS[method] or (receiver is None and _unknown_in_step(a, node)):
         a.report(RULE, node, f"`.{method}()` copies tensor data to the host (a sync and a graph "
                  "break); keep the value as a tensor, or move this out of the compiled region")
 
@@ -90,6 +90,15 @@ def check_legacy_constructor(a, node, qual, method, receiver) -> None:
             a.report(RULE, node, f"`{qual}([...])` of tensor elements reads each one on the host (a sync), and "
                      "fails under torch.compile (measured); use torch.stack / torch.cat of the tensors")
             return
+
+
+def _unknown_in_step(a, node: ast.Call) -> bool:
+    """``loss.item()`` in a model's step or a training loop on a value the analysis cannot type (a
+    sub-model's or a project helper's result unpacked from a tuple): only tensors and numpy values have
+    ``.item()``, and numpy is rare there."""
+    value = node.func.value
+    return node.func.attr == "item" and type(value) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call) \
+        and a.in_model_step()
 
 
 def _python_sequence(a, value: ast.expr) -> bool:
