@@ -201,6 +201,7 @@ SIZE_ARGUMENT_FUNCTIONS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
     # measured (torch 2.13, a length computed from tensor data): "Could not extract specialized integer
     # from data-dependent expression" for each of these
     "torch.istft": ((), frozenset({"length"})),
+    "torch.functional.istft": ((), frozenset({"length"})),
     "torch.nn.functional.one_hot": ((1,), frozenset({"num_classes"})),
     "torch.nn.functional.adaptive_avg_pool1d": ((1,), frozenset({"output_size"})),
     "torch.nn.functional.adaptive_avg_pool2d": ((1,), frozenset({"output_size"})),
