@@ -160,6 +160,8 @@ class Analyzer:
         #: names narrowed to "not a tensor" in the else of an isinstance test: (scope, kind before), so
         #: that a binding there joins with what the name was, not with the narrowed kind
         self._negated: dict[str, tuple] = {}
+        # items narrowed by an isinstance test: (name, constant key) -> kind, while the block runs
+        self._narrowed_items: dict[tuple, object] = {}
         self._comprehension_target = False      # binding a comprehension's variable (see bind)
 
     # ------------------------------------------------------------------ driver
@@ -838,6 +840,10 @@ class Analyzer:
         if t is ast.Call:
             return self._infer_call(node)
         if t is ast.Subscript:
+            if self._narrowed_items:
+                key = _item_key(node)
+                if key is not None and key in self._narrowed_items:
+                    return self._narrowed_items[key]
             base = self.kind(node.value)
             if base in (MASK, SCALAR_TENSOR):
                 return MASK if base == MASK else SCALAR_TENSOR
@@ -1744,23 +1750,30 @@ class Analyzer:
                      and t.value.id == "self" and self.classes and self._self_is_instance() and t.attr not in assigned]
             return names, attrs
 
+        # `isinstance(y[0], list | tuple)`, `isinstance(out["prediction"], (list, tuple))`: an item of a
+        # name at a constant key, unless the block assigns that name
+        items = [(_item_key(node), node) for node in tensors or plain]
+        items = [key for key, node in items if key is not None and not _assigns_name(block, key[0])
+                 and (tensors or self.kind(node) in TENSORISH)]
+
         if tensors:
             names, attrs = split(tensors)
-            return _Narrowing(self, names, [a.attr for a in attrs], TENSOR)
+            return _Narrowing(self, names, [a.attr for a in attrs], TENSOR, items=items)
         # not a tensor here; what was taken for one is most likely a tuple or list of them
         # (``Union[Tensor, Tuple[Tensor, Tensor]]``): maybe a sequence of tensors, for names
         names, attrs = split(plain)
         names = [n for n in names if self.lookup(n) in TENSORISH]
         attrs = [a.attr for a in attrs if self.kind(a) in TENSORISH]
-        return _Narrowing(self, names, attrs, (SEQ, TENSOR), negative=True)
+        return _Narrowing(self, names, attrs, (SEQ, TENSOR), negative=True, items=items)
 
     def _names_plain_type(self, node: ast.expr) -> bool:
-        """``list``, ``(list, tuple)``, ``int``, ``np.ndarray``: types no tensor is an instance of."""
-        types = node.elts if type(node) is ast.Tuple else [node]
+        """``list``, ``(list, tuple)``, ``list | tuple``, ``int``, ``np.ndarray``: types no tensor is an
+        instance of."""
+        types = _isinstance_types(node)
         return bool(types) and all(self.qualname(t) in _PLAIN_TYPES for t in types)
 
     def _names_tensor_type(self, node: ast.expr) -> bool:
-        types = node.elts if type(node) is ast.Tuple else [node]
+        types = _isinstance_types(node)
         return bool(types) and all(self.qualname(t) in ops.TENSOR_ANNOTATIONS for t in types)
 
     def _guard(self, test: ast.expr) -> str | None:
@@ -2170,8 +2183,10 @@ class _Narrowing:
     (unless the block bound them itself)."""
 
     def __init__(self, walker: "Analyzer", names: list[str], attrs: list[str] = (), kind=TENSOR,
-                 negative: bool = False):
+                 negative: bool = False, items: list[tuple] = ()):
         self.walker = walker
+        self.items = items  # (name, constant key) of items narrowed like the names
+        self.saved_items: list[tuple] = []
         self.names = names
         self.attrs = attrs
         self.kind = kind
@@ -2205,7 +2220,11 @@ class _Narrowing:
                 for attr in self.attrs:
                     self.saved_attrs.append((attr, attr in own, own.get(attr)))
                     own[attr] = None if self.negative else self.kind
-        if self.names or self.saved_attrs:
+        narrowed = self.walker._narrowed_items
+        for key in self.items:
+            self.saved_items.append((key, narrowed.get(key, _UNBOUND)))
+            narrowed[key] = self.kind
+        if self.names or self.saved_attrs or self.items:
             self.walker._kind_cache.clear()  # kinds computed before the test no longer hold inside
         return self
 
@@ -2235,7 +2254,13 @@ class _Narrowing:
                     own.pop(attr, None)
             if not self.had_own and not own:
                 self.attr_scope.self_attrs = None
-        if self.names or self.saved_attrs:
+        narrowed = self.walker._narrowed_items
+        for key, previous in reversed(self.saved_items):
+            if previous is _UNBOUND:
+                narrowed.pop(key, None)
+            else:
+                narrowed[key] = previous
+        if self.names or self.saved_attrs or self.items:
             self.walker._kind_cache.clear()
         return False
 
@@ -2268,6 +2293,29 @@ def _isinstance_checks(test: ast.expr) -> list[ast.Call]:
 def _only_names(node: ast.expr) -> bool:
     """The data in the expression comes only from names (no conversion call in it)."""
     return not any(type(sub) is ast.Call for sub in ast.walk(node))
+
+
+def _item_key(node: ast.expr) -> tuple | None:
+    """``y[0]``, ``out["prediction"]``: (the name, the constant key); None for anything else."""
+    if type(node) is ast.Subscript and type(node.value) is ast.Name and type(node.slice) is ast.Constant \
+            and type(node.slice.value) in (int, str):
+        return node.value.id, node.slice.value
+    return None
+
+
+def _assigns_name(block, name: str) -> bool:
+    """Whether the statements bind ``name`` (an assignment, a loop or with target, ...)."""
+    for statement in block or ():
+        for node in ast.walk(statement):
+            if type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Store:
+                return True
+    return False
+
+
+def _isinstance_types(node: ast.expr) -> list[ast.expr]:
+    """The types an isinstance() second argument names: ``T``, ``(A, B)``, ``A | B``."""
+    types = node.elts if type(node) is ast.Tuple else [node]
+    return [side for t in types for side in _union_sides(t)]
 
 
 def _union_sides(node: ast.expr) -> list[ast.expr]:

@@ -16,6 +16,8 @@ def check(a, test, body) -> None:
         return  # size checks that only raise are input validation
     if a.depends_on_values(test):
         return  # `while mask[..., right, :]` tests values (DYN202), whatever indexes it
+    if _identity_only(test):
+        return  # `if max_len is None:` with max_len = y.size(1): an identity test never reads the size
     if _against_configuration(test):
         return  # `x.size(-1) == self.hidden_size`: a model's fixed sizes checked against its settings
     if _decided_by_specialization(a, test):
@@ -23,6 +25,17 @@ def check(a, test, body) -> None:
     if a.reads_tensor_size(test):
         a.report(RULE, test, "branch on a tensor's size specializes the graph: one more compile each time "
                  "the size crosses the condition; make the code shape-agnostic or mark the dimension static")
+
+
+def _identity_only(test: ast.expr) -> bool:
+    """``x is None``, ``a is not None and b is None``, ``not (x is None)``: only identity tests."""
+    if isinstance(test, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops)
+    if isinstance(test, ast.BoolOp):
+        return all(_identity_only(value) for value in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _identity_only(test.operand)
+    return False
 
 
 def _against_configuration(test: ast.expr) -> bool:
