@@ -1344,6 +1344,12 @@ class Analyzer:
             maybe = kind in _MAYBE_ANNOTATIONS
             if maybe:
                 kind = TENSOR
+            if kind == PY and annotation is not None and self.qualname(annotation) in _BARE_CONTAINERS:
+                # a bare `tuple`/`list`/`dict` says nothing of its items: what the callers pass does
+                # (flair's ViterbiLoss.forward(features_tuple: tuple): (features, lengths, transitions))
+                passed = self.ask(("param", scope.id, name))
+                if passed is not None and type(passed[0]) is tuple and passed[0][0] in (TUPLE, SEQ, DICT):
+                    kind, maybe = passed
             if kind is not None:
                 scope.declared[name] = kind
             if kind is None:  # unannotated, or a type dynlint does not know: what callers pass, how it is used
@@ -2138,6 +2144,8 @@ _VALUE_BUILTINS = frozenset({"int", "float", "bool", "len", "max", "min", "abs",
 _BUILTIN_NAMES = frozenset({"len", "int", "float", "bool", "complex", "range", "max", "min", "abs", "round", "sum",
                             "any", "all", "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "hasattr",
                             "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"})
+_BARE_CONTAINERS = frozenset({"tuple", "list", "dict", "typing.Tuple", "typing.List", "typing.Dict", "typing.Sequence",
+                              "collections.abc.Sequence"})
 _SEQUENCE_ANNOTATIONS = frozenset({"list", "tuple", "List", "Tuple", "Sequence", "Iterable", "typing.List",
                                    "typing.Tuple", "typing.Sequence", "typing.Iterable", "collections.abc.Sequence",
                                    "collections.abc.Iterable"})
