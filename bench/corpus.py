@@ -80,7 +80,10 @@ PACKAGES: tuple[Package, ...] = (
     Package("mmpose", "1.3.2", "held-out", "pose estimation: heatmap/regression heads, codecs, keypoint losses, post-processing"),
     Package("asteroid", "0.7.0", "held-out", "speech separation: Conv-TasNet/DPRNN/DPTNet, PIT losses, filterbanks"),
     # added on 2026-11-25, before dynlint was ever run on it (NLP: the corpus had none held out)
-    Package("flair", "0.15.1", "held-out", "NLP: sequence taggers (LSTM-CRF), text classifiers, embeddings over variable-length sentences"),
+    # added on 2026-11-25 (last, the same day) when flair moved to dev, before dynlint was ever run on it
+    Package("pytorch-metric-learning", "2.9.0", "held-out", "metric learning: losses, miners (mask/nonzero pair mining), reducers, distances"),
+    # moved to dev on 2026-11-25 (its larger hand-picked set was read to improve the analysis); held out before
+    Package("flair", "0.15.1", "dev", "NLP: sequence taggers (LSTM-CRF), text classifiers, embeddings over variable-length sentences"),
     # held out on 2026-11-25 for one measurement (main 8dcfa61's analysis: recall 14/24, judged 24 findings), then
     # moved to dev the same day: the flow, region and .item() changes after it were made because of its findings
     Package("espnet", "202511", "dev", "speech: ASR/TTS/enhancement nets, CTC/attention decoders, padded-batch losses, samplers"),
