@@ -502,12 +502,12 @@ HOST_MODULE_WORDS = frozenset({
     "plot", "plots", "plotting", "dataset", "datasets", "export", "exporters", "benchmark", "benchmarks",
     "loader", "loaders", "sampler", "samplers", "transforms", "pipeline", "pipelines", "inference", "callbacks",
 })
-#: path parts or words of modules holding command-line programs and inference pipelines: a class there
-#: that is no nn.Module (``Text2Speech``, ``Speech2Text``) runs eagerly even when a module's forward calls it
-#: (a serving wrapper); its methods are not compiled through that call
-ENTRY_MODULE_WORDS = frozenset({"bin", "scripts", "tools", "inference", "pipeline", "pipelines"})
 #: the plotting ones among them: a plot made from a training loop is made at a few chosen steps, not
 #: as part of the step (a training loop reaching it does not make it training code)
 PLOT_MODULE_PARTS = frozenset({
     "visualization", "visualize", "visualizer", "viz", "plot", "plots", "plotting",
 })
+#: path parts or words of modules holding command-line programs and inference pipelines: a class there
+#: that is no nn.Module (``Text2Speech``, ``Speech2Text``) runs eagerly even when a module's forward calls it
+#: (a serving wrapper); its methods are not compiled through that call
+ENTRY_MODULE_WORDS = frozenset({"bin", "scripts", "tools", "inference", "pipeline", "pipelines"})

@@ -497,37 +497,25 @@ class Analyzer:
             if kind in (None, TENSOR) and name in self._scope_masks():
                 kind = MASK  # used as a mask (~keep, x.masked_fill(keep, 0), torch.where(keep, a, b))
             partial = False
-            pending = self._flow_pending.get(self._block_key()) if self.control_depth else None
+            key = self._block_key() if self.control_depth else None
+            pending = self._flow_pending.get(key) if key is not None else None
             if pending is not None:
                 # in an if/for/while block a binding holds exactly its value until the block ends (uses
                 # it dominates see it: idx = t.nonzero(); for ...: idx = f(); if idx > 0:); what the name
-                # held when the block began joins in when the block ends (_end_flow_block)
+                # held when the block began joins in when the block ends (_flow_block)
                 if name not in pending:
                     pending[name] = self._entry_state(scope, name)
-            elif self.control_depth:
+            elif key is not None:
                 # a later binding in the same block replaces an earlier one there: it joins with what
                 # the name held when the block began, not with that earlier binding (n = t * c; n = int(n))
-                key = self._block_key()
                 entry = scope.block_entry.get(name)
                 if entry is not None and entry[0] == key:
                     _, previous, was_maybe, was_partial = entry
-                elif name in scope.kinds:
-                    previous, was_maybe, was_partial = scope.kinds[name], name in scope.maybe, name in scope.partial
-                    if self._negated and name in self._negated and self._negated[name][0] is scope:
-                        previous = self._negated[name][1]  # what it was before `else:` of an isinstance test
-                    scope.block_entry[name] = (key, previous, was_maybe, was_partial)
                 else:
-                    previous = _UNBOUND
-                    scope.block_entry[name] = (key, _UNBOUND, False, False)
+                    _, previous, was_maybe, was_partial = self._entry_state(scope, name)
+                    scope.block_entry[name] = (key, previous, was_maybe, was_partial)
                 if previous is not _UNBOUND and previous != kind:
-                    # bound differently on different paths: only maybe a tensor after the branch, but
-                    # a tensor for real on one path when that binding was proven (skip = False;
-                    # if training: skip = torch.rand([]) < p) — see ``on_some_path``
-                    sure_tensor = (kind in TENSORISH and not maybe) or (
-                        previous in TENSORISH and not was_maybe) or was_partial
-                    kind, join_maybe = join(previous, kind)
-                    maybe = maybe or join_maybe or was_maybe
-                    partial = sure_tensor and kind in TENSORISH
+                    kind, maybe, partial = _join_paths(previous, was_maybe, was_partial, kind, maybe, False)
             else:
                 scope.block_entry.pop(name, None)
             if not partial and maybe and kind in TENSORISH and value is not None and self.on_some_path(value):
@@ -603,19 +591,11 @@ class Analyzer:
                 kind = scope.kinds[name]
                 if previous == kind:
                     continue
-                maybe = name in scope.maybe
-                sure_tensor = (kind in TENSORISH and not maybe) or (previous in TENSORISH and not was_maybe) \
-                    or was_partial or name in scope.partial
-                kind, join_maybe = join(previous, kind)
+                kind, maybe, partial = _join_paths(previous, was_maybe, was_partial, kind, name in scope.maybe,
+                                                   name in scope.partial)
                 scope.kinds[name] = kind
-                if maybe or join_maybe or was_maybe:
-                    scope.maybe.add(name)
-                else:
-                    scope.maybe.discard(name)
-                if sure_tensor and kind in TENSORISH:
-                    scope.partial.add(name)
-                else:
-                    scope.partial.discard(name)
+                (scope.maybe.add if maybe else scope.maybe.discard)(name)
+                (scope.partial.add if partial else scope.partial.discard)(name)
 
     def _block_key(self) -> tuple:
         """The statement list holding the statement being walked: (its owner, the field)."""
@@ -2301,6 +2281,16 @@ def _isinstance_checks(test: ast.expr) -> list[ast.Call]:
 def _only_names(node: ast.expr) -> bool:
     """The data in the expression comes only from names (no conversion call in it)."""
     return not any(type(sub) is ast.Call for sub in ast.walk(node))
+
+
+def _join_paths(previous, was_maybe: bool, was_partial: bool, kind, maybe: bool, partial: bool) -> tuple:
+    """(kind, maybe, partial) of a name bound differently on different paths: only maybe a tensor
+    after the branch, but a tensor for real on one path when that binding was proven (skip = False;
+    if training: skip = torch.rand([]) < p) — see ``on_some_path``."""
+    sure_tensor = (kind in TENSORISH and not maybe) or (previous in TENSORISH and not was_maybe) \
+        or was_partial or partial
+    kind, join_maybe = join(previous, kind)
+    return kind, maybe or join_maybe or was_maybe, sure_tensor and kind in TENSORISH
 
 
 def _item_key(node: ast.expr) -> tuple | None:
