@@ -19,6 +19,8 @@ class RuleInfo:
     summary: str
     #: where its findings are reported (``dynlint.checks.Scope`` value; "anywhere" for DYN000)
     scope: str = "anywhere"
+    #: not in the default selection: reported only when selected by code or prefix
+    opt_in: bool = False
 
     @property
     def url(self) -> str:
@@ -30,12 +32,15 @@ def _catalogue() -> dict[str, RuleInfo]:
 
     table = {"DYN000": RuleInfo("DYN000", "parse-error", "A file that cannot be read or parsed")}
     for code, declared in sorted(load_all().items()):
-        table[code] = RuleInfo(code, declared.name, declared.summary, declared.scope.value)
+        table[code] = RuleInfo(code, declared.name, declared.summary, declared.scope.value, declared.opt_in)
     return table
 
 
 RULES: dict[str, RuleInfo] = _catalogue()
 ALL_CODES: tuple[str, ...] = tuple(RULES)
+#: the rules a run reports when nothing is selected: all but the opt-in ones
+DEFAULT_CODES: tuple[str, ...] = tuple(code for code, info in RULES.items() if not info.opt_in)
+OPT_IN_CODES: tuple[str, ...] = tuple(code for code, info in RULES.items() if info.opt_in)
 
 
 def expand_selector(selector: str) -> list[str]:

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from dynlint.codes import ALL_CODES, expand_selector
+from dynlint.codes import DEFAULT_CODES, OPT_IN_CODES, expand_selector
 from dynlint.errors import UsageError
 
 # The results cache's directory name in the project root (also never walked by discovery).
 CACHE_DIR_NAME = ".dynlint_cache"
 
-# Rules enabled when the user selects nothing.
-DEFAULT_SELECT = frozenset(ALL_CODES)
+# Rules enabled when the user selects nothing: every rule but the opt-in ones (DYN204, DYN205).
+DEFAULT_SELECT = frozenset(DEFAULT_CODES)
 
 # Keys accepted in [tool.dynlint]; snake_case spellings are accepted as aliases.
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "extend-dynamic-ops")
@@ -131,7 +131,8 @@ def resolve_selection(layers: Iterable[tuple[list[str] | None, list[str], list[s
     A layer with ``select`` starts from nothing, otherwise from the previous
     result; within a layer the more specific selector wins (``select = ["DYN"]``,
     ``ignore = ["DYN1"]``, ``extend-select = ["DYN101"]`` keeps DYN101), and at
-    equal specificity ``ignore`` wins.
+    equal specificity ``ignore`` wins.  Opt-in rules are enabled only by their
+    full code (``extend-select = ["DYN204"]``).
     """
     enabled = set(DEFAULT_SELECT)
     for select, extend_select, ignore, where in layers:
@@ -145,6 +146,8 @@ def resolve_selection(layers: Iterable[tuple[list[str] | None, list[str], list[s
         for selector, enable, label in actions:
             codes = _expand(selector, label)
             if enable:
+                # an opt-in rule (DYN204, DYN205) is enabled only by its own code, never by a prefix or ALL
+                codes = [c for c in codes if c not in OPT_IN_CODES or c == selector.strip().upper()]
                 enabled.update(codes)
             else:
                 enabled.difference_update(codes)

@@ -22,11 +22,13 @@ from functools import lru_cache
 from typing import Iterator
 
 from dynlint import __version__
-from dynlint.codes import ALL_CODES
+from dynlint.codes import ALL_CODES, OPT_IN_CODES
 from dynlint.config import Settings
 
-# flake8 reports unparsable files itself (E999), so DYN000 is never ours to report here.
-_FLAKE8_CODES = frozenset(code for code in ALL_CODES if code != "DYN000")
+# flake8 reports unparsable files itself (E999), so DYN000 is never ours to report here; the opt-in
+# rules (DYN204, DYN205) only when flake8's --select/--extend-select names them by their code, as
+# `dynlint check` does (`--select DYN` does not turn them on)
+_FLAKE8_CODES = frozenset(code for code in ALL_CODES if code != "DYN000" and code not in OPT_IN_CODES)
 _FILE_EXEMPT_RE = re.compile(r"^\s*#\s*dynlint\s*:\s*noqa\s*$", re.IGNORECASE)
 
 
@@ -58,6 +60,18 @@ def project_table(cwd: str):
 class Plugin:
     name = "dynlint"
     version = __version__
+    #: the codes this run may report: the default ones, and the opt-in ones flake8's options name
+    codes = _FLAKE8_CODES
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        """flake8 hands over its parsed options once: an opt-in rule runs when ``--select`` or
+        ``--extend-select`` (or their config keys) names its full code."""
+        named = set()
+        for key in ("select", "extend_select"):
+            for value in getattr(options, key, None) or ():
+                named.update(part.strip().upper() for part in str(value).split(","))
+        cls.codes = _FLAKE8_CODES | frozenset(code for code in OPT_IN_CODES if code in named)
 
     def __init__(self, tree: ast.AST, lines: list[str], filename: str = "") -> None:
         self.tree = tree
@@ -78,7 +92,7 @@ class Plugin:
             from dynlint.discovery import relative_to_root
 
             filename = relative_to_root(filename, settings.root)
-        for finding in check_tree(self.tree, lines, settings, _FLAKE8_CODES, filename=filename, table=table):
+        for finding in check_tree(self.tree, lines, settings, self.codes, filename=filename, table=table):
             if finding.code == "DYN000":  # the analyzer gave up on this file (e.g. too deep)
                 continue
             yield finding.line, finding.col, f"{finding.code} {finding.message}", type(self)

@@ -47,7 +47,8 @@ _ANNOTATION_RE = re.compile(
     r"^\s*#\s*(?P<alone>alone-)?(?P<kind>" + "|".join(sorted(_KINDS, key=len, reverse=True))
     + r")\s*:\s*(?P<value>[A-Za-z]+[0-9]*)\s*$")
 
-DEFAULT = Settings()
+# every rule, the opt-in ones (DYN204, DYN205) too: a fixture says which rule flags a line
+DEFAULT = Settings(select=frozenset(RULES))
 INCLUDE_HOST = replace(DEFAULT, include_host=True)
 HOST = "host"
 

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from dynlint.errors import UsageError
-from dynlint.codes import ALL_CODES
+from dynlint.codes import ALL_CODES, DEFAULT_CODES, OPT_IN_CODES
 from dynlint.config import Settings, load_settings
 
 
@@ -25,7 +25,7 @@ def project(tmp_path, monkeypatch):
 
 def test_defaults_without_config(project):
     settings = load_settings([str(project)], {})
-    assert settings.select == frozenset(ALL_CODES)
+    assert settings.select == frozenset(ALL_CODES) - frozenset(OPT_IN_CODES) == frozenset(DEFAULT_CODES)
     assert settings.source is None
     assert settings.root == str(project)
     assert settings.exclude == ()
@@ -80,7 +80,7 @@ def test_all_selector_and_equal_specificity_ignore_wins(project):
         ignore = ["DYN202"]
         extend-select = ["DYN202"]
     """)
-    assert load_settings([], {}).select == frozenset(ALL_CODES) - {"DYN202"}
+    assert load_settings([], {}).select == frozenset(DEFAULT_CODES) - {"DYN202"}
 
 
 def test_cli_select_replaces_config_select_and_cli_ignore_adds(project):
@@ -113,13 +113,13 @@ def test_per_file_ignores_globs(project):
         "scripts/*" = ["ALL"]
     """)
     settings = load_settings([], {})
-    assert settings.enabled_codes("pkg/__init__.py") == frozenset(ALL_CODES) - {
+    assert settings.enabled_codes("pkg/__init__.py") == frozenset(DEFAULT_CODES) - {
         "DYN101", "DYN102", "DYN103", "DYN104", "DYN105"}
     assert "DYN301" not in settings.enabled_codes("tests/test_a.py")       # ** matches no directory too
     assert "DYN301" not in settings.enabled_codes("tests/unit/deep/test_b.py")
     assert "DYN301" in settings.enabled_codes("src/tests_like.py")
     assert settings.enabled_codes("scripts/nested/run.py") == {"DYN000"}   # like flake8/ruff, * crosses '/'
-    assert settings.enabled_codes("pkg/model.py") == frozenset(ALL_CODES)
+    assert settings.enabled_codes("pkg/model.py") == frozenset(DEFAULT_CODES)
 
 
 def test_exclude_and_extend_exclude(project):
@@ -204,3 +204,25 @@ def test_settings_stays_a_hashable_value():
     assert hash(Settings()) == hash(Settings())
     assert Settings().fingerprint() == Settings().fingerprint()
     assert Settings(select=frozenset({"DYN101"})).fingerprint() != Settings().fingerprint()
+
+
+def test_opt_in_rules_are_enabled_only_by_their_full_code(project):
+    # DYN204/DYN205 are off by default and a prefix or ALL does not turn them on (flake8-bugbear's B9)
+    write_pyproject(project, """
+        [tool.dynlint]
+        select = ["DYN2", "ALL"]
+    """)
+    assert not load_settings([], {}).select & frozenset(OPT_IN_CODES)
+    write_pyproject(project, """
+        [tool.dynlint]
+        extend-select = ["DYN204"]
+        ignore = ["DYN2"]
+    """)
+    # the full code is more specific than the ignored prefix: DYN204 stays, DYN201-203 go
+    assert load_settings([], {}).select & {"DYN201", "DYN202", "DYN203", "DYN204", "DYN205"} == {"DYN204"}
+    assert load_settings([], {"extend_select": "DYN205"}).select & frozenset(OPT_IN_CODES) == {"DYN204", "DYN205"}
+    write_pyproject(project, """
+        [tool.dynlint]
+        select = ["DYN205"]
+    """)
+    assert load_settings([], {}).select == {"DYN205"}

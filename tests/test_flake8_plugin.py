@@ -142,3 +142,33 @@ def test_bad_project_config_warns_once_and_uses_defaults(monkeypatch, tmp_path, 
         assert [r[2] for r in results] == ["DYN301 m"]
     err = capsys.readouterr().err
     assert err.count("dynlint: error: unknown key 'bogus'") == 1
+
+
+SIZE_BRANCHES_SRC = """import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def forward(self, x: torch.Tensor):
+        if x.shape[1] > 16:
+            x = x[:, :16]
+        if x.shape[0] > 16:
+            x = x[:16]
+        return x
+"""
+
+
+@pytest.mark.parametrize("args, codes", [
+    (["--select", "DYN"], ["DYN201"]),                            # a prefix leaves the opt-in rules off
+    (["--extend-select", "DYN204"], ["DYN204", "DYN201"]),        # named by code: on
+    (["--select", "DYN201,DYN204"], ["DYN204", "DYN201"]),
+    (["-j", "2", "--select", "DYN,DYN204"], ["DYN204", "DYN201"]),  # also in flake8's worker processes
+    (["--select", "DYN204"], ["DYN204"]),
+])
+def test_opt_in_rules_run_only_when_flake8_names_their_code(tmp_path, args, codes):
+    (tmp_path / "m.py").write_text(SIZE_BRANCHES_SRC)
+    (tmp_path / "n.py").write_text(SIZE_BRANCHES_SRC)  # two files, so -j 2 really uses workers
+    proc = flake8(*args, "m.py", "n.py", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    reported = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("m.py:")]
+    assert reported == codes, proc.stdout

@@ -31,7 +31,10 @@ def test_device_rules_are_the_dynamic_shape_rules():
     assert device == {c for c in registry if c[3] in "123"}
     assert {code for code, r in registry.items() if r.scope == checks.Scope.COMPILED} == {"DYN303"}
     # size specialization costs compiles only where a step is traced
-    assert {code for code, r in registry.items() if r.scope == checks.Scope.STEP} == {"DYN201", "DYN203"}
+    assert {code for code, r in registry.items() if r.scope == checks.Scope.STEP} == {"DYN201", "DYN203", "DYN204",
+                                                                                   "DYN205"}
+    # the opt-in rules are the size rules' companions for sizes not known to vary
+    assert {code for code, r in registry.items() if r.opt_in} == {"DYN204", "DYN205"}
 
 
 def test_rules_with_fixes_are_the_documented_fixable_ones():

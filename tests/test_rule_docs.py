@@ -13,12 +13,16 @@ from pathlib import Path
 import pytest
 
 from dynlint.api import check_source
+from dynlint.config import Settings
 from dynlint.cli import main
 from dynlint.codes import RULES
 from dynlint.ruledocs import REQUIRED_SECTIONS, load_doc, parse_doc, resolve_code, rules_dir
 
 REPO = Path(__file__).resolve().parent.parent
 CODES = sorted(RULES)
+
+# the examples are checked with every rule on, the opt-in ones (DYN204, DYN205) too
+EVERY_RULE = Settings(select=frozenset(RULES))
 
 
 # -- the documents ------------------------------------------------------------------------------
@@ -74,14 +78,14 @@ def test_example_imports_torch_and_use_instead_is_valid_python(code):
 @pytest.mark.parametrize("code", CODES)
 def test_example_is_flagged_with_its_code(code):
     doc = load_doc(code)
-    findings = check_source(doc.example, f"{code}_example.py")
+    findings = check_source(doc.example, f"{code}_example.py", settings=EVERY_RULE)
     assert code in {f.code for f in findings}, (code, [(f.line, f.code, f.message) for f in findings])
 
 
 @pytest.mark.parametrize("code", CODES)
 def test_use_instead_is_clean_for_every_rule(code):
     doc = load_doc(code)
-    findings = check_source(doc.use_instead, f"{code}_use_instead.py")
+    findings = check_source(doc.use_instead, f"{code}_use_instead.py", settings=EVERY_RULE)
     assert findings == [], [(f.line, f.code, f.message) for f in findings]
 
 
@@ -142,7 +146,7 @@ def test_rule_all_lists_every_rule_aligned(capsys):
     summary_columns = set()
     for line, info in zip(lines, RULES.values()):
         assert line.split()[1] == info.name
-        assert line.endswith(info.summary)
+        assert line.removesuffix("  (opt-in)").endswith(info.summary)
         summary_columns.add(line.index(info.summary))
     assert len(summary_columns) == 1, "summaries should start in one aligned column"
 
@@ -162,6 +166,14 @@ def test_rule_json_for_all_rules(capsys):
     records = json.loads(capsys.readouterr().out)
     assert [r["code"] for r in records] == list(RULES)
     assert all(r["explanation"] and r["summary"] == RULES[r["code"]].summary for r in records)
+    assert [r["code"] for r in records if not r["default"]] == ["DYN204", "DYN205"]
+
+
+def test_rule_list_marks_the_opt_in_rules(capsys):
+    assert main(["rule", "--all"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert lines["DYN204"].endswith("(opt-in)") and lines["DYN205"].endswith("(opt-in)")
+    assert not lines["DYN201"].endswith("(opt-in)")
 
 
 @pytest.mark.parametrize("argv", [["rule", "DYN999"], ["rule", "no-such-rule"], ["rule"], ["rule", "DYN101", "--all"]])

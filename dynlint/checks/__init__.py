@@ -53,6 +53,9 @@ class Rule:
     scope: Scope
     fix: Callable | None = None          # fix builder: (node, ancestors, ctx) -> Fix | None
     module: str = ""                     # the unit that declared it
+    #: reported only when selected by name or prefix (``extend-select = ["DYN204"]``): rules whose
+    #: findings are too often harmless for a default report (ruff's and flake8-bugbear's opt-in rules)
+    opt_in: bool = False
     handlers: dict[str, list] = field(default_factory=dict)
 
     def on_subscript(self, function):
@@ -91,20 +94,22 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, summary: str, *, scope: Scope, fix: Callable | None = None) -> Rule:
+def rule(code: str, name: str, summary: str, *, scope: Scope, fix: Callable | None = None,
+         opt_in: bool = False) -> Rule:
     if code in REGISTRY:
         raise ValueError(f"rule {code} declared twice")
     import sys
 
     caller = sys._getframe(1).f_globals.get("__name__", "")
-    REGISTRY[code] = declared = Rule(code, name, summary, scope, fix, caller)
+    REGISTRY[code] = declared = Rule(code, name, summary, scope, fix, caller, opt_in=opt_in)
     return declared
 
 
 # The units, in code order (importing one registers its rule).
 UNITS = (
     "dyn101_mask_index", "dyn102_nonzero", "dyn103_unique", "dyn104_masked_select", "dyn105_dynamic_output",
-    "dyn201_size_branch", "dyn202_data_branch", "dyn203_size_loop", "dyn301_host_sync", "dyn302_data_size",
+    "dyn201_size_branch", "dyn202_data_branch", "dyn203_size_loop", "dyn204_unknown_size_branch",
+    "dyn205_unknown_size_loop", "dyn301_host_sync", "dyn302_data_size",
     "dyn303_numpy",
     "dyn401_dataloader", "dyn402_pad_to_longest", "dyn501_compile_dynamic",
 )

@@ -5,26 +5,39 @@ from __future__ import annotations
 import ast
 
 from dynlint.analysis.syntax import only_raises
+from dynlint.analysis.variation import UNKNOWN, VARIES, variation
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN201", "size-dependent-branch", "A branch on a tensor's size specializes the graph", scope=Scope.STEP)
 
 
+MESSAGE = ("branch on a tensor's size specializes the graph: one more compile each time the size crosses the "
+           "condition; make the code shape-agnostic or mark the dimension static")
+
+
 @RULE.on_branch
 def check(a, test, body) -> None:
+    if size_branch(a, test, body) == VARIES:
+        a.report(RULE, test, MESSAGE)
+
+
+def size_branch(a, test, body) -> str | None:
+    """How the sizes a branch test specializes on vary (``variation.VARIES``: the batch, a
+    data-dependent count, a length; ``UNKNOWN``: other dimensions, DYN204), or None when the test
+    is no size hazard."""
     if body is not None and only_raises(body):
-        return  # size checks that only raise are input validation
+        return None  # size checks that only raise are input validation
     if a.depends_on_values(test):
-        return  # `while mask[..., right, :]` tests values (DYN202), whatever indexes it
+        return None  # `while mask[..., right, :]` tests values (DYN202), whatever indexes it
     if _identity_only(test):
-        return  # `if max_len is None:` with max_len = y.size(1): an identity test never reads the size
+        return None  # `if max_len is None:` with max_len = y.size(1): an identity test never reads the size
     if _against_configuration(test):
-        return  # `x.size(-1) == self.hidden_size`: a model's fixed sizes checked against its settings
+        return None  # `x.size(-1) == self.hidden_size`: a model's fixed sizes checked against its settings
     if _decided_by_specialization(a, test):
-        return  # `x.numel() == 0`, `len(x) > 1`: sizes 0 and 1 are specialized anyway
-    if a.reads_tensor_size(test):
-        a.report(RULE, test, "branch on a tensor's size specializes the graph: one more compile each time "
-                 "the size crosses the condition; make the code shape-agnostic or mark the dimension static")
+        return None  # `x.numel() == 0`, `len(x) > 1`: sizes 0 and 1 are specialized anyway
+    if not a.reads_tensor_size(test):
+        return None
+    return variation(a, test) or UNKNOWN
 
 
 def _identity_only(test: ast.expr) -> bool:
@@ -105,7 +118,7 @@ def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
         entry = a.scope.bindings.get(node.id)
         if entry is not None:
             return _direct_size(a, entry[0], follow=False)
-        return _unpacked_size(a, node.id)
+        return _unpacked_size(a, node.id) or _only_store_is_size(a, node.id)
     if isinstance(node, ast.Subscript):
         value = node.value
         return (isinstance(value, ast.Attribute) and value.attr == "shape") or \
@@ -117,6 +130,23 @@ def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
             return (func.attr == "size" and len(node.args) == 1) or (func.attr in ("numel", "nelement") and not node.args)
         return isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1
     return False
+
+
+def _only_store_is_size(a, name: str) -> bool:
+    """``len_pd = len(positive_dists)`` inside an ``if``/``with`` block, the function's only binding of
+    ``len_pd``: whatever tensor it measured, the name holds a size read directly."""
+    function = next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if function is None:
+        return False
+    stores, value = 0, None
+    for n in ast.walk(function):
+        if (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)) or \
+                (isinstance(n, ast.arg) and n.arg == name):
+            stores += 1
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and n.targets[0].id == name:
+            value = n.value
+    return stores == 1 and value is not None and _direct_size(a, value, follow=False)
 
 
 def _unpacked_size(a, name: str) -> bool:

@@ -6,6 +6,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import DATA_DERIVED, MASK, SIZE, TENSOR, TENSORISH
+from dynlint.analysis.variation import UNKNOWN, VARIES, dim_variation, variation
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN203", "size-dependent-loop", "A loop over a tensor's size is unrolled per size", scope=Scope.STEP)
@@ -14,46 +15,85 @@ _ROWS = ("iterating a tensor unrolls one step per row and recompiles for every n
          "vectorize over the dimension")
 
 
+_PIECES = "looping over `{}` unrolls one step per piece and recompiles for every new size; vectorize over the dimension"
+
+
 @RULE.on_loop
 def check(a, iterable) -> None:
+    found = size_loop(a, iterable)
+    if found is not None and found[0] == VARIES:
+        a.report(RULE, iterable, found[1])
+
+
+def size_loop(a, iterable):
+    """(variation, message) of a loop whose trip count is a tensor's size, or None.  The variation
+    (``variation.VARIES`` or ``UNKNOWN``) is that of the size iterated: DYN203 reports what varies,
+    DYN205 (opt-in) the rest."""
     node = iterable
     if isinstance(node, ast.Call):
         qual = a.qualname(node.func)
         if qual == "range":
-            if any(a.reads_tensor_size(arg) and a.kind(arg) not in DATA_DERIVED for arg in node.args):
-                a.report(RULE, iterable, "loop over range(<tensor size>) is unrolled by the compiler and "
-                         "recompiles for every new size; vectorize it over the dimension")
-            return
+            sizes = [arg for arg in node.args if a.reads_tensor_size(arg) and a.kind(arg) not in DATA_DERIVED]
+            if not sizes:
+                return None
+            varies = any(variation(a, arg) == VARIES for arg in sizes)
+            return (VARIES if varies else UNKNOWN), ("loop over range(<tensor size>) is unrolled by the compiler "
+                                                     "and recompiles for every new size; vectorize it over the dimension")
         if qual in ops.ITERATION_WRAPPERS:
-            if any(a.value_kind(arg) in TENSORISH for arg in node.args):
-                a.report(RULE, iterable, _ROWS)
-            return
+            tensors = [arg for arg in node.args if a.value_kind(arg) in TENSORISH]
+            if not tensors:
+                return None
+            varies = any(dim_variation(a, arg, 0) == VARIES for arg in tensors)
+            return (VARIES if varies else UNKNOWN), _ROWS
         if qual in ops.TENSOR_ITERATION_FUNCTIONS:
-            if not _configured_count(a, node, 1):
-                a.report(RULE, iterable, f"looping over `{qual}` unrolls one step per piece and recompiles "
-                         "for every new size; vectorize over the dimension")
-            return
+            if _configured_count(a, node, 1):
+                return None
+            tensor = node.args[0] if node.args else None
+            found = dim_variation(a, tensor, _dim_argument(node, 2)) if tensor is not None else UNKNOWN
+            return found, _PIECES.format(qual)
         if isinstance(node.func, ast.Attribute) and node.func.attr in ops.TENSOR_ITERATION_METHODS:
             receiver = a.kind(node.func.value)
             if _configured_count(a, node, 0):
-                return
+                return None
             if receiver in TENSORISH or (receiver is None and node.func.attr != "split"):
-                a.report(RULE, iterable, f"looping over `.{node.func.attr}()` unrolls one step per piece "
-                         "and recompiles for every new size; vectorize over the dimension")
-            return
+                dim = _dim_argument(node, 0 if node.func.attr == "unbind" else 1)
+                return dim_variation(a, node.func.value, dim), _PIECES.format(f".{node.func.attr}()")
+            return None
     if a.value_kind(node) in TENSORISH:
-        a.report(RULE, iterable, _ROWS)
+        return dim_variation(a, node, 0), _ROWS
+    return None
+
+
+def _dim_argument(call: ast.Call, position: int) -> int | None:
+    """The ``dim`` of unbind/split (default 0; None when not a constant)."""
+    dim = call.args[position] if len(call.args) > position else \
+        next((k.value for k in call.keywords if k.arg in ("dim", "axis")), None)
+    if dim is None:
+        return 0
+    if isinstance(dim, ast.Constant) and type(dim.value) is int:
+        return dim.value
+    return None
 
 
 @RULE.on_call(functions=ops.ITERATING_BUILTINS)
 def check_builtin(a, node, qual, method, receiver) -> None:
     """``sum(t)``, ``list(t)``, ``tuple(t)``: Python iterates the tensor's rows (measured: one compile per
     length).  ``min``/``max``/``sorted`` compare the rows too: DYN202."""
+    if builtin_loop(a, node) == VARIES:
+        a.report(RULE, node, builtin_message(qual))
+
+
+def builtin_loop(a, node) -> str | None:
     if a.is_silenced(node):
-        return  # inside a branch test already reported (DYN202)
+        return None  # inside a branch test already reported (DYN202)
     if len(node.args) == 1 and not node.keywords and a.value_kind(node.args[0]) in (TENSOR, MASK):
-        a.report(RULE, node, f"`{qual}()` of a tensor iterates its rows in Python: unrolled, and recompiled for "
-                 "every new size; use the tensor op (t.sum(dim=0), t.unbind(0) with a fixed count) instead")
+        return dim_variation(a, node.args[0], 0)
+    return None
+
+
+def builtin_message(qual: str) -> str:
+    return (f"`{qual}()` of a tensor iterates its rows in Python: unrolled, and recompiled for every new size; "
+            "use the tensor op (t.sum(dim=0), t.unbind(0) with a fixed count) instead")
 
 
 def _configured_count(a, call: ast.Call, position: int) -> bool:

@@ -25,6 +25,7 @@ def _record(info, doc_text: str | None) -> dict:
         "name": info.name,
         "summary": info.summary,
         "scope": info.scope,
+        "default": not info.opt_in,  # false: opt-in, reported only when selected by its code
         "url": info.url,
         "explanation": doc_text,
     }
@@ -52,7 +53,8 @@ def run(args) -> int:
         code_width = max(len(i.code) for i in infos)
         name_width = max(len(i.name) for i in infos)
         for info in infos:
-            print(f"{info.code:<{code_width}}  {info.name:<{name_width}}  {info.summary}")
+            suffix = "  (opt-in)" if info.opt_in else ""
+            print(f"{info.code:<{code_width}}  {info.name:<{name_width}}  {info.summary}{suffix}")
         return 0
 
     if not args.rule:

@@ -1,0 +1,331 @@
+"""Which tensor sizes vary from step to step, as far as the code shows.
+
+A branch or loop on a size costs compiles only when that size changes between
+calls.  Some dimensions do by their nature: the *batch* dimension (a short last
+batch, a varying batch size), the number of rows a data-dependent op returns
+(``nonzero``, ``x[mask]``, ``unique``), sequence and time lengths.  Others are
+fixed by the model's configuration: channels, classes, heads, keypoints,
+feature levels, coordinate widths.  The code rarely says which is which; a
+reader goes by a few kinds of evidence, and so does ``variation``:
+
+* **dim 0** of a tensor (``x.size(0)``, ``x.shape[0]``, ``len(x)``,
+  ``x.numel()``, iterating ``x``, ``x.unbind(0)``) is the batch or the number of
+  rows: it varies, unless the tensor is a module's own (``self.weight``), was
+  built from Python values (``torch.tensor(...)``, ``torch.linspace(...)``,
+  ``torch.arange(n)`` with ``n`` not a varying size), or is a transpose or
+  permutation that brought another dimension to the front;
+* any dimension of a **data-dependent result** (``nonzero``, ``argwhere``,
+  ``unique``, ``masked_select``, one-argument ``where``, ``x[mask]``, and what
+  is sliced or reshaped from them) varies;
+* a size **named** as a batch or a length (``batch_size``, ``bsz``, ``seq_len``,
+  ``max_length``, ``num_tokens``, ``T``, ``B``...), or compared with such a name
+  (``x.size(1) > self.max_len``), varies;
+* every other size read (``x.shape[1]``, ``x.size(-1)``, ``x.shape[2:]``, a
+  whole ``x.size()``, a name bound to one of those) is **unknown**: often fixed
+  for a model, sometimes not.
+
+The size rules (DYN201, DYN203) report what varies; what is only unknown goes
+to their opt-in companions (DYN204, DYN205).  Pure ``ast``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from dynlint import ops
+from dynlint.analysis.kinds import MASK, SIZE, TENSORISH
+
+VARIES = "varies"
+UNKNOWN = "unknown"
+
+_DEPTH = 6
+
+# words of an identifier that name a varying count: a batch, a length, a number of tokens/samples
+_VARYING_WORDS = frozenset({
+    "batch", "batches", "bs", "bsz", "nbatch", "imgs", "images", "len", "lens", "length", "lengths", "seq", "seqlen",
+    "seqlens", "time", "tokens", "ntokens", "samples", "nsamples",
+})
+# whole identifiers that conventionally name the batch (B, N) or a length (T, L)
+_VARYING_LETTERS = frozenset({"B", "N", "T", "L"})
+_WORD_SPLIT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
+
+# tensors built from Python values: their rows are what the code put there
+_BUILT_FROM_VALUES = frozenset({
+    "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.linspace", "torch.logspace", "torch.eye",
+    "torch.Tensor", "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor",
+})
+# factories whose first positional argument (or ``size``) is the length of dim 0
+_FACTORIES = frozenset({
+    "torch.arange", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn",
+    "torch.randint", "torch.randperm",
+})
+_SHAPE_FOLLOWING_METHODS = frozenset({
+    "view", "reshape", "contiguous", "float", "long", "int", "bool", "half", "double", "to", "clone", "detach",
+    "squeeze", "unsqueeze", "flatten", "cpu", "cuda", "sort", "argsort", "type", "abs", "neg", "sigmoid", "exp",
+    "log", "softmax", "log_softmax", "masked_fill", "clamp", "sum", "mean", "max", "min", "index_select", "gather",
+})
+
+
+def varying_name(identifier: str) -> bool:
+    """``batch_size``, ``seq_len``, ``max_length``, ``num_tokens``, ``olen``, ``T``: a name for a count
+    that changes between steps."""
+    if identifier in _VARYING_LETTERS:
+        return True
+    for word in _WORD_SPLIT.split(identifier):
+        word = word.lower()
+        if word in _VARYING_WORDS or (len(word) > 3 and word.endswith("len")):
+            return True
+    return False
+
+
+def _identifier(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def variation(a, expr: ast.expr, depth: int = 0) -> str | None:
+    """VARIES when a size ``expr`` reads is known to vary, UNKNOWN when it reads sizes none of which
+    is known to vary, None when it reads no tensor size."""
+    found = None
+    if isinstance(expr, ast.Compare):
+        sides = [expr.left, *expr.comparators]
+        if any(_sized(a, side) for side in sides):
+            named = [side for side in sides if (ident := _identifier(side)) and varying_name(ident)]
+            if named:
+                return VARIES  # `x.size(1) > self.max_len`: compared with a length
+    for read in _size_reads(a, expr):
+        result = _read_variation(a, read, depth)
+        if result == VARIES:
+            return VARIES
+        found = found or result
+    return found
+
+
+def _sized(a, node: ast.expr) -> bool:
+    return any(True for _ in _size_reads(a, node))
+
+
+def _size_reads(a, expr: ast.expr):
+    """The size reads in ``expr``: ``x.shape...``, ``x.size(...)``, ``x.numel()``, ``len(x)``, names of sizes."""
+    pending = [expr]
+    while pending:
+        sub = pending.pop()
+        t = type(sub)
+        if t is ast.Call:
+            func = sub.func
+            if isinstance(func, ast.Attribute) and func.attr in ops.SIZE_METHODS and _tensorish_or_unknown(a, func, sub):
+                yield sub
+                continue
+            if isinstance(func, ast.Name) and func.id == "len" and len(sub.args) == 1 and a.qualname(func) == "len":
+                if a.kind(sub.args[0]) == SIZE:
+                    continue  # len(x.shape): the rank
+                if a.value_kind(sub.args[0]) in TENSORISH:
+                    yield sub
+                    continue
+        elif t is ast.Subscript and isinstance(sub.value, ast.Attribute) and sub.value.attr == "shape" \
+                and a.kind(sub.value.value) in TENSORISH:
+            yield sub
+            continue
+        elif t is ast.Attribute and sub.attr == "shape" and a.kind(sub.value) in TENSORISH:
+            yield sub
+            continue
+        elif t is ast.Subscript and isinstance(sub.value, ast.Call) and isinstance(sub.value.func, ast.Attribute) \
+                and sub.value.func.attr == "size" and not sub.value.args and _tensorish_or_unknown(a, sub.value.func, sub.value):
+            yield sub
+            continue
+        elif t is ast.Name and a.lookup(sub.id) == SIZE:
+            yield sub
+            continue
+        pending.extend(ast.iter_child_nodes(sub))
+
+
+def _tensorish_or_unknown(a, func: ast.Attribute, call: ast.Call) -> bool:
+    receiver = a.kind(func.value)
+    return receiver in TENSORISH or (receiver is None and (func.attr != "size" or bool(call.args)))
+
+
+def _int(node: ast.expr | None) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    return None
+
+
+def _read_variation(a, read: ast.expr, depth: int) -> str:
+    """One size read: VARIES or UNKNOWN."""
+    if isinstance(read, ast.Name):
+        return name_variation(a, read.id, depth)
+    if isinstance(read, ast.Call) and isinstance(read.func, ast.Name):  # len(x): its rows
+        return dim_variation(a, read.args[0], 0, depth)
+    if isinstance(read, ast.Call):  # x.size(k), x.numel()
+        tensor = read.func.value
+        if read.func.attr in ("numel", "nelement"):
+            return dim_variation(a, tensor, 0, depth)
+        dim = read.args[0] if read.args else next((k.value for k in read.keywords if k.arg == "dim"), None)
+        return dim_variation(a, tensor, _int(dim) if dim is not None else None, depth)
+    if isinstance(read, ast.Subscript):  # x.shape[k], x.size()[k]
+        tensor = read.value.value if isinstance(read.value, ast.Attribute) else read.value.func.value
+        return dim_variation(a, tensor, _int(read.slice), depth)
+    return dim_variation(a, read.value, None, depth)  # a whole x.shape
+
+
+def name_variation(a, name: str, depth: int = 0) -> str:
+    """A name holding a size: by its name, else by what it was bound to."""
+    if varying_name(name):
+        return VARIES
+    if depth >= _DEPTH:
+        return UNKNOWN
+    value = a.binding(name)
+    if value is not None:
+        return variation(a, value, depth + 1) or UNKNOWN
+    unpacked = _unpacked_dim(a, name)
+    if unpacked is not None:
+        tensor, dim = unpacked
+        return dim_variation(a, tensor, dim, depth + 1)
+    return UNKNOWN
+
+
+def _unpacked_dim(a, name: str):
+    """``b, c, h, w = x.shape`` (also ``x.size()``) at the enclosing function's top level: (x, position)."""
+    function = next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if function is None:
+        return None
+    for statement in function.body:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], (ast.Tuple, ast.List))):
+            continue
+        value = statement.value
+        tensor, start = None, 0
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice) and value.slice.lower is None \
+                and value.slice.step is None:
+            value = value.value  # x.shape[:2]
+        if isinstance(value, ast.Attribute) and value.attr == "shape":
+            tensor = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+                and not value.args and not value.keywords:
+            tensor = value.func.value
+        if tensor is None:
+            continue
+        for position, element in enumerate(statement.targets[0].elts):
+            if isinstance(element, ast.Starred):
+                return None
+            if isinstance(element, ast.Name) and element.id == name:
+                return tensor, start + position
+    return None
+
+
+def dim_variation(a, tensor: ast.expr, dim: int | None, depth: int = 0) -> str:
+    """Dimension ``dim`` of ``tensor`` (None: not a constant, or several dimensions)."""
+    if data_dependent(a, tensor, depth):
+        return VARIES
+    if dim != 0:
+        return UNKNOWN
+    return VARIES if _rows_vary(a, tensor, depth) else UNKNOWN
+
+
+def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
+    """Whether dim 0 of ``tensor`` is the batch/rows dimension of data (True unless the code shows
+    otherwise)."""
+    node = tensor
+    for _ in range(_DEPTH):
+        if isinstance(node, ast.Attribute):
+            if node.attr in ("T", "mT", "H", "mH"):
+                return False  # a transpose: dim 0 is another dimension
+            root = node
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id == "self":
+                return False  # a module's own tensor (a parameter, a buffer): fixed for the model
+            return True
+        if isinstance(node, ast.Subscript):
+            if a.kind(node.value) not in TENSORISH:
+                return True  # y[0], out["prediction"]: an item of a container, a whole tensor
+            index = node.slice
+            first = index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
+            if not isinstance(first, ast.Slice) and not (isinstance(first, ast.Constant) and first.value is Ellipsis):
+                # x[0], x[i]: a row; its dim 0 is x's dim 1
+                return False
+            node = node.value
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            qual = a.qualname(func)
+            if qual in _BUILT_FROM_VALUES:
+                return False
+            if qual in _FACTORIES:
+                first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("size", "end", "n")), None)
+                return first is not None and variation(a, first, depth + 1) == VARIES
+            if isinstance(func, ast.Attribute):
+                method = func.attr
+                if method in ("t", "transpose", "permute", "movedim", "swapaxes", "swapdims", "moveaxis"):
+                    if method == "t" or not _keeps_dim0(method, node):
+                        return False
+                    node = func.value
+                    continue
+                if method in _SHAPE_FOLLOWING_METHODS:
+                    node = func.value
+                    continue
+            return True
+        if isinstance(node, ast.Name):
+            if depth >= _DEPTH:
+                return True
+            value = a.binding(node.id)
+            if value is None:
+                return True
+            node = value
+            depth += 1
+            continue
+        return True
+    return True
+
+
+def _keeps_dim0(method: str, call: ast.Call) -> bool:
+    args = [_int(arg) for arg in call.args]
+    if method == "permute":
+        dims = call.args[0].elts if len(call.args) == 1 and isinstance(call.args[0], (ast.Tuple, ast.List)) else call.args
+        return bool(dims) and _int(dims[0]) == 0
+    if len(args) >= 2:
+        return 0 not in args[:2] and None not in args[:2]
+    return False
+
+
+def data_dependent(a, tensor: ast.expr, depth: int = 0) -> bool:
+    """The tensor is (sliced, reshaped or converted from) the result of an op whose output size
+    depends on the data: ``nonzero``, ``unique``, ``masked_select``, ``where(c)``, ``x[mask]``..."""
+    node = tensor
+    for _ in range(_DEPTH):
+        if isinstance(node, ast.Name):
+            if depth >= _DEPTH:
+                return False
+            value = a.binding(node.id)
+            if value is None:
+                return False
+            node = value
+            depth += 1
+            continue
+        if isinstance(node, ast.Subscript):
+            index = node.slice
+            parts = index.elts if isinstance(index, ast.Tuple) else [index]
+            if any(not isinstance(p, ast.Slice) and a.kind(p) == MASK for p in parts):
+                return True
+            node = node.value
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            qual = a.qualname(func)
+            if qual in ops.DYNAMIC_FUNCTIONS or (qual == ops.WHERE and len(node.args) == 1):
+                return True
+            if isinstance(func, ast.Attribute):
+                if func.attr in ops.DYNAMIC_METHODS:
+                    return True
+                node = func.value  # x.nonzero().squeeze(1), pos.view(-1)
+                continue
+            return False
+        return False
+    return False
