@@ -82,6 +82,7 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
     driver_methods = set(_driver_class_methods(table, drivers))
     host.update(driver_methods)
     disabled: set[str] = set()
+    plots: set[str] = set()
     for function_id, record in table.functions.items():
         flags = record[5]
         if "disabled" in flags or "kernel" in flags:
@@ -90,6 +91,7 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
         owner, _, name = function_id.rpartition(".")
         if name.startswith(ops.HOST_FUNCTION_PREFIXES):
             host.add(function_id)  # plot_losses, visualize_attention
+            plots.add(function_id)
         if owner in table.classes:
             class_flags = table.class_flags(owner)
             if class_flags and class_flags[0]:
@@ -102,7 +104,6 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 host.add(function_id)  # an encoder or normalizer fitted on data
     host_modules, plot_modules = _host_modules(table)
     driver_methods.update(_entry_class_methods(table))
-    plots: set[str] = set()
     if host_modules:
         module_of = _module_finder(table)
         for function_id in table.functions:

@@ -482,6 +482,13 @@ class Analyzer:
         if isinstance(target, ast.Name):
             scope = self.scope
             name = target.id
+            if self._narrowed_items:
+                # `y = (...)` inside `if isinstance(y[0], tuple):` — what the test said of y[0] no longer holds
+                stale = [key for key in self._narrowed_items if key[0] == name]
+                if stale:
+                    for key in stale:
+                        del self._narrowed_items[key]
+                    self._kind_cache.clear()
             if maybe is None:
                 maybe = value is not None and self.uncertain(value)
             if kind is None and name in self._scope_evidence():
@@ -1737,10 +1744,9 @@ class Analyzer:
             return names, attrs
 
         # `isinstance(y[0], list | tuple)`, `isinstance(out["prediction"], (list, tuple))`: an item of a
-        # name at a constant key, unless the block assigns that name
+        # name at a constant key, until the block binds that name again (``bind`` drops it)
         items = [(_item_key(node), node) for node in tensors or plain]
-        items = [key for key, node in items if key is not None and not _assigns_name(block, key[0])
-                 and (tensors or self.kind(node) in TENSORISH)]
+        items = [key for key, node in items if key is not None and (tensors or self.kind(node) in TENSORISH)]
 
         if tensors:
             names, attrs = split(tensors)
@@ -2299,15 +2305,6 @@ def _item_key(node: ast.expr) -> tuple | None:
             and type(node.slice.value) in (int, str):
         return node.value.id, node.slice.value
     return None
-
-
-def _assigns_name(block, name: str) -> bool:
-    """Whether the statements bind ``name`` (an assignment, a loop or with target, ...)."""
-    for statement in block or ():
-        for node in ast.walk(statement):
-            if type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Store:
-                return True
-    return False
 
 
 def _isinstance_types(node: ast.expr) -> list[ast.expr]:
