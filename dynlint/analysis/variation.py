@@ -181,7 +181,7 @@ def name_variation(a, name: str, depth: int = 0) -> str:
         return VARIES
     if depth >= _DEPTH:
         return UNKNOWN
-    value = a.binding(name)
+    value = a.bound_value(name)
     if value is not None:
         return variation(a, value, depth + 1) or UNKNOWN
     unpacked = _unpacked_dim(a, name)
@@ -275,7 +275,7 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
         if isinstance(node, ast.Name):
             if depth >= _DEPTH:
                 return True
-            value = a.binding(node.id)
+            value = a.bound_value(node.id)
             if value is None:
                 return True
             node = value
@@ -303,7 +303,7 @@ def data_dependent(a, tensor: ast.expr, depth: int = 0) -> bool:
         if isinstance(node, ast.Name):
             if depth >= _DEPTH:
                 return False
-            value = a.binding(node.id)
+            value = a.bound_value(node.id)
             if value is None:
                 return False
             node = value

@@ -416,6 +416,13 @@ class Analyzer:
             return None
         return self._still_holds(name, *entry)
 
+    def bound_value(self, name: str) -> ast.expr | None:
+        """The value of ``name``'s only plain binding in this function (``n = x.size(0)``), without
+        ``binding``'s check that the names it read still hold: for facts the check does not change
+        (``n`` is the size of the batch, whatever ``x`` is bound to later), and cheap."""
+        entry = self.scope.bindings.get(name)
+        return None if entry is None else entry[0]
+
     def _still_holds(self, name: str, value: ast.expr, stamp: int) -> ast.expr | None:
         # after ``m = x > 0; x = x[:, 1:]`` m no longer describes the current x: checked here,
         # lazily, because fix builders ask rarely and assignments are many

@@ -56,6 +56,9 @@ class Rule:
     #: reported only when selected by name or prefix (``extend-select = ["DYN204"]``): rules whose
     #: findings are too often harmless for a default report (ruff's and flake8-bugbear's opt-in rules)
     opt_in: bool = False
+    #: the rule whose handlers report this one too (DYN204 by DYN201's: one judgement split in two);
+    #: such a rule subscribes to no event itself
+    reported_by: str | None = None
     handlers: dict[str, list] = field(default_factory=dict)
 
     def on_subscript(self, function):
@@ -95,13 +98,14 @@ REGISTRY: dict[str, Rule] = {}
 
 
 def rule(code: str, name: str, summary: str, *, scope: Scope, fix: Callable | None = None,
-         opt_in: bool = False) -> Rule:
+         opt_in: bool = False, reported_by: str | None = None) -> Rule:
     if code in REGISTRY:
         raise ValueError(f"rule {code} declared twice")
     import sys
 
     caller = sys._getframe(1).f_globals.get("__name__", "")
-    REGISTRY[code] = declared = Rule(code, name, summary, scope, fix, caller, opt_in=opt_in)
+    REGISTRY[code] = declared = Rule(code, name, summary, scope, fix, caller, opt_in=opt_in,
+                                     reported_by=reported_by)
     return declared
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 
+from dynlint.analysis.kinds import SIZE
 from dynlint.analysis.syntax import only_raises
 from dynlint.analysis.variation import UNKNOWN, VARIES, variation
-from dynlint.checks import Scope, rule
+from dynlint.checks import Scope, dyn204_unknown_size_branch as unknown_size_branch, rule
 
 RULE = rule("DYN201", "size-dependent-branch", "A branch on a tensor's size specializes the graph", scope=Scope.STEP)
 
@@ -17,8 +18,12 @@ MESSAGE = ("branch on a tensor's size specializes the graph: one more compile ea
 
 @RULE.on_branch
 def check(a, test, body) -> None:
-    if size_branch(a, test, body) == VARIES:
+    """Also reports DYN204 (opt-in): one computation for both, whatever is selected."""
+    found = size_branch(a, test, body)
+    if found == VARIES:
         a.report(RULE, test, MESSAGE)
+    elif found == UNKNOWN:
+        a.report(unknown_size_branch.RULE, test, unknown_size_branch.MESSAGE)
 
 
 def size_branch(a, test, body) -> str | None:
@@ -135,18 +140,32 @@ def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
 def _only_store_is_size(a, name: str) -> bool:
     """``len_pd = len(positive_dists)`` inside an ``if``/``with`` block, the function's only binding of
     ``len_pd``: whatever tensor it measured, the name holds a size read directly."""
+    if a.lookup(name) != SIZE:
+        return False  # only a name holding a size can hold one read directly
     function = next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if function is None:
         return False
-    stores, value = 0, None
+    index = getattr(function, "_dynlint_single_stores", None)
+    if index is None:
+        index = function._dynlint_single_stores = _single_stores(function)
+    value = index.get(name)
+    return value is not None and _direct_size(a, value, follow=False)
+
+
+def _single_stores(function) -> dict[str, ast.expr]:
+    """The names a function binds exactly once, by a plain ``name = value``: name -> value (one walk
+    of the function, kept on its node)."""
+    counts: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
     for n in ast.walk(function):
-        if (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)) or \
-                (isinstance(n, ast.arg) and n.arg == name):
-            stores += 1
-        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and n.targets[0].id == name:
-            value = n.value
-    return stores == 1 and value is not None and _direct_size(a, value, follow=False)
+        t = type(n)
+        if t is ast.Name and type(n.ctx) is ast.Store:
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif t is ast.arg:
+            counts[n.arg] = counts.get(n.arg, 0) + 1
+        elif t is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name:
+            values[n.targets[0].id] = n.value
+    return {name: value for name, value in values.items() if counts.get(name) == 1}
 
 
 def _unpacked_size(a, name: str) -> bool:

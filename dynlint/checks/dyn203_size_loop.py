@@ -7,7 +7,7 @@ import ast
 from dynlint import ops
 from dynlint.analysis.kinds import DATA_DERIVED, MASK, SIZE, TENSOR, TENSORISH
 from dynlint.analysis.variation import UNKNOWN, VARIES, dim_variation, variation
-from dynlint.checks import Scope, rule
+from dynlint.checks import Scope, dyn205_unknown_size_loop as unknown_size_loop, rule
 
 RULE = rule("DYN203", "size-dependent-loop", "A loop over a tensor's size is unrolled per size", scope=Scope.STEP)
 
@@ -20,9 +20,14 @@ _PIECES = "looping over `{}` unrolls one step per piece and recompiles for every
 
 @RULE.on_loop
 def check(a, iterable) -> None:
+    """Also reports DYN205 (opt-in): one computation for both, whatever is selected."""
     found = size_loop(a, iterable)
-    if found is not None and found[0] == VARIES:
-        a.report(RULE, iterable, found[1])
+    if found is not None:
+        variation_, message = found
+        if variation_ == VARIES:
+            a.report(RULE, iterable, message)
+        else:
+            a.report(unknown_size_loop.RULE, iterable, message + unknown_size_loop.NOTE)
 
 
 def size_loop(a, iterable):
@@ -79,8 +84,11 @@ def _dim_argument(call: ast.Call, position: int) -> int | None:
 def check_builtin(a, node, qual, method, receiver) -> None:
     """``sum(t)``, ``list(t)``, ``tuple(t)``: Python iterates the tensor's rows (measured: one compile per
     length).  ``min``/``max``/``sorted`` compare the rows too: DYN202."""
-    if builtin_loop(a, node) == VARIES:
+    found = builtin_loop(a, node)
+    if found == VARIES:
         a.report(RULE, node, builtin_message(qual))
+    elif found == UNKNOWN:
+        a.report(unknown_size_loop.RULE, node, builtin_message(qual) + unknown_size_loop.NOTE)
 
 
 def builtin_loop(a, node) -> str | None:
