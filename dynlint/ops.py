@@ -113,6 +113,9 @@ HOST_SYNC_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 #: torch functions that read a tensor's value on the host (measured: torch._check_tensor_all breaks the
 #: graph with "Tensor.item()")
 HOST_SYNC_FUNCTIONS = frozenset({"torch._check_tensor_all", "torch._check_tensor_all_with"})
+#: builtins that format their arguments as text: a tensor among them is read on the host (measured
+#: on torch 2.13: str(t), print(t), f"{t:.2f}", "%.5f" % t, "{:.3f}".format(t) all break the graph)
+FORMATTING_BUILTINS = frozenset({"str", "repr", "print"})
 
 #: tensor methods that return Python data computed from values (not tensors)
 DATA_METHODS = frozenset({"item", "tolist", "equal", "allclose"})
@@ -128,6 +131,7 @@ NON_TENSOR_TORCH_PREFIXES = (
     "torch.multiprocessing.", "torch.hub.", "torch.onnx.", "torch.fx.", "torch.export.",
     "torch.library.", "torch.testing.", "torch.xpu.", "torch.mps.", "torch.amp.", "torch.cpu.",
     "torch.overrides.", "torch.package.", "torch.serialization.", "torch.random.", "torch.types.",
+    "torch.ops.load_library",
 )
 NON_TENSOR_TORCH = frozenset(
     "torch." + n
@@ -410,6 +414,8 @@ HOOK_SUFFIXES = ("_epoch_end", "_epoch_start")
 EVAL_METHODS = frozenset({"test", "evaluate"})
 #: methods of encoders, normalizers, clusterers fitted on data (sklearn-style): run once, on the host
 FIT_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})
+#: methods that describe an object as text (printing a model, a result): they run on the host
+REPR_METHODS = frozenset({"__repr__", "__str__", "__format__", "extra_repr", "__nice__", "__rich_repr__"})
 #: functions and methods that plot or visualise (``plot_prediction``, ``visualize_attention``)
 HOST_FUNCTION_PREFIXES = ("plot", "visualize", "visualise", "_plot", "_visualize", "_visualise")
 

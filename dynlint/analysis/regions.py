@@ -89,8 +89,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             disabled.add(function_id)
             host.add(function_id)
         owner, _, name = function_id.rpartition(".")
-        if name.startswith(ops.HOST_FUNCTION_PREFIXES):
-            host.add(function_id)  # plot_losses, visualize_attention
+        if name.startswith(ops.HOST_FUNCTION_PREFIXES) or name in ops.REPR_METHODS:
+            host.add(function_id)  # plot_losses, visualize_attention, __repr__, extra_repr
             plots.add(function_id)
         if owner in table.classes:
             class_flags = table.class_flags(owner)

@@ -57,3 +57,52 @@ def only_raises(body: list[ast.stmt]) -> bool:
 def only_exits(body: list[ast.stmt]) -> bool:
     """The block always leaves its function (ends in ``return`` or ``raise``)."""
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def single_assignment(stack, name: str) -> ast.expr | None:
+    """The value of ``name = value`` when that is the only binding of ``name`` in the innermost
+    function of ``stack`` (the walker's stack of nodes), wherever it sits (in a loop or a branch
+    too); None otherwise."""
+    entry = _single_stores_of(stack).get(name)
+    return entry[0] if entry is not None else None
+
+
+def assigned_once_from(stack, name: str) -> ast.expr | None:
+    """The right-hand side of the only binding of ``name`` in the innermost function, also when
+    it unpacks (``loss, acc = self.step(x)``: the call); None when the name is bound otherwise
+    (a parameter, a loop variable, twice)."""
+    entry = _single_stores_of(stack).get(name)
+    return entry[1] if entry is not None else None
+
+
+def _single_stores_of(stack) -> dict[str, tuple]:
+    """name -> (value of a plain ``name = value`` or None, the assignment's right-hand side) for the
+    names bound exactly once, by an assignment, in the innermost function of ``stack``; built in
+    one walk and kept on the function's node."""
+    function = next((n for n in reversed(stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if function is None:
+        return {}
+    index = getattr(function, "_dynlint_single_stores", None)
+    if index is None:
+        index = function._dynlint_single_stores = _single_stores(function)
+    return index
+
+
+def _single_stores(function) -> dict[str, tuple]:
+    counts: dict[str, int] = {}
+    values: dict[str, tuple] = {}
+    for n in ast.walk(function):
+        t = type(n)
+        if t is ast.Name and type(n.ctx) is ast.Store:
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif t is ast.arg:
+            counts[n.arg] = counts.get(n.arg, 0) + 1
+        elif t is ast.Assign and len(n.targets) == 1:
+            target = n.targets[0]
+            if type(target) is ast.Name:
+                values[target.id] = (n.value, n.value)
+            elif type(target) in (ast.Tuple, ast.List):
+                for element in target.elts:
+                    if type(element) is ast.Name:
+                        values[element.id] = (None, n.value)
+    return {name: entry for name, entry in values.items() if counts.get(name) == 1}

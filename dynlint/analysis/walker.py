@@ -1851,6 +1851,21 @@ class Analyzer:
             self.scope.kinds.pop(name, None)
 
     # ------------------------------------------------------------------ expressions
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
+        """``f"{loss:.3f}"``: the value is formatted as text."""
+        for handler in self.dispatch.format:
+            handler(self, node.value)
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        """``"%.5f" % loss``, ``"%s: %f" % (name, loss)``: the operands are formatted as text."""
+        if type(node.op) is ast.Mod and type(node.left) is ast.Constant and type(node.left.value) is str:
+            values = node.right.elts if type(node.right) is ast.Tuple else [node.right]
+            for handler in self.dispatch.format:
+                for value in values:
+                    handler(self, value)
+        self.generic_visit(node)
+
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.ctx, ast.Load):
             self.check_subscript_read(node)

@@ -14,7 +14,9 @@ events the analysis walker emits while it walks a file:
   calls handlers that can fire;
 * ``branch(a, test, body)`` — the test of an ``if``/``while`` (``body`` is the
   statement list) or of a conditional expression (``body`` None);
-* ``loop(a, iterable)`` — what a ``for`` loop or comprehension iterates.
+* ``loop(a, iterable)`` — what a ``for`` loop or comprehension iterates;
+* ``format(a, value)`` — a value formatted as text by an f-string (``f"{loss:.3f}"``) or by
+  ``%`` on a string (``"%.5f" % loss``).
 
 ``a`` is the walker (``dynlint.analysis.walker.Analyzer``): it answers kind
 questions (``a.kind``, ``a.value_kind``) and takes reports (``a.report``).
@@ -78,6 +80,11 @@ class Rule:
         self._add("loop", (function, None))
         return function
 
+    def on_format(self, function):
+        """A value formatted as text: an f-string field or the operand of ``"..." % value``."""
+        self._add("format", (function, None))
+        return function
+
     def on_call(self, *, functions=None, methods=None, keywords=None, setting: str | None = None,
                 prefixes=None, any_receiver: bool = False):
         """Subscribe to calls of these qualified ``functions`` (or names starting with one of these
@@ -131,12 +138,12 @@ class Dispatch:
     """The handlers of the enabled rules, indexed by event (and for calls by callee), built
     once per analysis."""
 
-    __slots__ = ("subscript", "subscript_store", "branch", "loop", "by_function", "by_method", "by_keyword",
+    __slots__ = ("subscript", "subscript_store", "branch", "loop", "format", "by_function", "by_method", "by_keyword",
                  "by_prefix", "any_receiver")
 
     def __init__(self, rules, settings: dict[str, tuple[str, ...]] | None = None):
         """``settings``: setting name -> the qualified names it lists (see ``Rule.on_call``)."""
-        self.subscript, self.subscript_store, self.branch, self.loop = [], [], [], []
+        self.subscript, self.subscript_store, self.branch, self.loop, self.format = [], [], [], [], []
         self.by_function: dict[str, list] = {}
         self.by_method: dict[str, list] = {}
         self.by_keyword: dict[str, list] = {}

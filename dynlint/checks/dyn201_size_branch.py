@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint.analysis.kinds import SIZE
-from dynlint.analysis.syntax import only_raises
+from dynlint.analysis.syntax import only_raises, single_assignment
 from dynlint.analysis.variation import UNKNOWN, VARIES, variation
 from dynlint.checks import Scope, dyn204_unknown_size_branch as unknown_size_branch, rule
 
@@ -142,30 +142,8 @@ def _only_store_is_size(a, name: str) -> bool:
     ``len_pd``: whatever tensor it measured, the name holds a size read directly."""
     if a.lookup(name) != SIZE:
         return False  # only a name holding a size can hold one read directly
-    function = next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
-    if function is None:
-        return False
-    index = getattr(function, "_dynlint_single_stores", None)
-    if index is None:
-        index = function._dynlint_single_stores = _single_stores(function)
-    value = index.get(name)
+    value = single_assignment(a.stack, name)
     return value is not None and _direct_size(a, value, follow=False)
-
-
-def _single_stores(function) -> dict[str, ast.expr]:
-    """The names a function binds exactly once, by a plain ``name = value``: name -> value (one walk
-    of the function, kept on its node)."""
-    counts: dict[str, int] = {}
-    values: dict[str, ast.expr] = {}
-    for n in ast.walk(function):
-        t = type(n)
-        if t is ast.Name and type(n.ctx) is ast.Store:
-            counts[n.id] = counts.get(n.id, 0) + 1
-        elif t is ast.arg:
-            counts[n.arg] = counts.get(n.arg, 0) + 1
-        elif t is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name:
-            values[n.targets[0].id] = n.value
-    return {name: value for name, value in values.items() if counts.get(name) == 1}
 
 
 def _unpacked_size(a, name: str) -> bool:

@@ -6,6 +6,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import DICT, MASK, MODULE, NDARRAY, PY, SEQ, TENSORISH, TUPLE
+from dynlint.analysis.syntax import assigned_once_from
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN301", "host-sync", "Copying a tensor value to the host syncs and breaks the graph", scope=Scope.DEVICE)
@@ -18,6 +19,63 @@ def check_builtin(a, node, qual, method, receiver) -> None:
     if a.value_kind(node.args[0]) in TENSORISH or a.on_some_path(node.args[0]):
         a.report(RULE, node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
                  "break); keep the value as a tensor")
+
+
+_FORMAT = ("formatting a tensor as text reads its value on the host (a sync, and a graph break under "
+           "torch.compile); log it outside the step, or keep it as a tensor and format it later")
+
+
+@RULE.on_format
+def check_format(a, value) -> None:
+    """``f"{loss:.3f}"``, ``"%.5f" % loss`` (measured on torch 2.13: both break the graph; in eager and
+    lazy modes they copy the value to the host)."""
+    if not a.is_silenced(value) and _evident_tensor(a, value) and not _error_message(a):
+        a.report(RULE, value, _FORMAT)
+
+
+def _evident_tensor(a, value, depth: int = 0) -> bool:
+    """A formatted value that is a tensor by what this function does: a torch call or a tensor
+    method made it (``f"{x.max()}"``, ``f"{(a - b).abs().mean()}"``), or a name computed once, here
+    (``loss = criterion(out, y)``, a tensor by its kind: ``loss.backward()``...).  Text is formatted from many values whose
+    kind rests on weaker evidence (an unannotated parameter, a loop variable, an attribute of an
+    unknown object: layer indices, names, keys), so this rule asks for more than the others."""
+    if a.value_kind(value) not in TENSORISH or depth > 3:
+        return False
+    if isinstance(value, ast.Name):
+        # computed here, once (not a parameter, a loop variable, or rebound): its kind is this function's
+        bound = assigned_once_from(a.stack, value.id)
+        return bound is not None and not isinstance(bound, (ast.Name, ast.Attribute, ast.Constant))
+    if isinstance(value, ast.BinOp):
+        return _evident_tensor(a, value.left, depth + 1) or _evident_tensor(a, value.right, depth + 1)
+    if isinstance(value, ast.Call):
+        func = value.func
+        if (a.qualname(func) or "").startswith("torch."):
+            return True
+        return isinstance(func, ast.Attribute) and (func.attr in ops.TENSOR_ONLY_METHODS or
+                                                     func.attr in ops.FULL_REDUCTIONS or
+                                                     _evident_tensor(a, func.value, depth + 1))
+    if isinstance(value, ast.Subscript):
+        return _evident_tensor(a, value.value, depth + 1)
+    return False
+
+
+def _error_message(a) -> bool:
+    """Inside ``raise ...`` or an ``assert``'s message: formatted only when the step fails anyway."""
+    return any(type(n) in (ast.Raise, ast.Assert) for n in a.stack)
+
+
+@RULE.on_call(functions=ops.FORMATTING_BUILTINS, methods=("format",), any_receiver=True)
+def check_formatting_call(a, node, qual, method, receiver) -> None:
+    """``str(t)``, ``repr(t)``, ``print(t)``, ``"{:.3f}".format(t)``: the tensor is formatted as text."""
+    if method is not None and not (isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)):
+        return  # only the str method: other objects' .format() take anything
+    if _error_message(a):
+        return
+    for value in [*node.args, *(k.value for k in node.keywords if method is not None)]:
+        if isinstance(value, ast.Starred) or a.is_silenced(value):
+            continue
+        if _evident_tensor(a, value):
+            a.report(RULE, value, _FORMAT)
 
 
 @RULE.on_call(methods=ops.HOST_SYNC_METHODS)
