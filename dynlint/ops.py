@@ -480,10 +480,10 @@ MODEL_NAMES = frozenset((
 MODEL_NAME_SUFFIXES = ("_model",)  # det_model, teacher_model, ema_model
 MODEL_ENTRY_METHODS = frozenset({"forward", "generate", "predict", "encode", "decode", "__call__"})
 
-#: names that say "a boolean mask" (``valid_mask``, ``is_fg``; not ``keep``, which as often holds NMS
-#: indices): a tensor indexed by one
-#: is boolean-mask indexing, whatever the analysis could prove about the value
-MASK_NAME_RE = re.compile(r"(?:^|_)(?:mask|masks|valid|is|has)(?:$|_)|^(?:is|has)[A-Z]", re.IGNORECASE)
+#: names that say "a boolean mask" (``valid_mask``, ``is_fg``, mmdet's ``inside_flags``/``valid_flags``;
+#: not ``keep``, which as often holds NMS indices, nor a singular ``flag``, often a Python bool): a
+#: tensor indexed by one is boolean-mask indexing, whatever the analysis could prove about the value
+MASK_NAME_RE = re.compile(r"(?:^|_)(?:mask|masks|valid|is|has|flags)(?:$|_)|^(?:is|has)[A-Z]", re.IGNORECASE)
 
 #: tensor methods that move data to the host on purpose: a function calling them on tensors (outside an
 #: nn.Module) is host code (metrics, plots, export), unless a compiled or training path reaches it

@@ -26,7 +26,8 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
         if _constant_width(element):
             continue  # x[i:i + 1]: the width is static whatever i is
         for bound in (element.lower, element.upper, element.step):
-            if bound is not None and a.value_kind(bound) in DATA_DERIVED:
+            # also a bound that is data on some path (`start = 0`, or `start = torch.randint(...)`)
+            if bound is not None and (a.value_kind(bound) in DATA_DERIVED or a.on_some_path(bound)):
                 a.silence_syncs(bound)
                 a.report(RULE, bound, "slice bound computed from tensor data gives a data-dependent "
                          "shape; slice with sizes from .shape, or use torch.where/masking over the full tensor")
