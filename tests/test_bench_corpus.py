@@ -21,6 +21,7 @@ sys.path.insert(0, BENCH)
 import corpus  # noqa: E402
 import corpus_findings as cf  # noqa: E402
 import handpicked_recall as hr  # noqa: E402
+import judged_rules  # noqa: E402
 import precision_sample as ps  # noqa: E402
 
 SOURCE = textwrap.dedent('''\
@@ -171,3 +172,28 @@ def test_precision_judgments_file_is_well_formed():
     # judged while held out; a package may have moved to dev since (its judgments stay on file)
     assert {j["package"] for j in judgments.values()} <= {p.name for p in corpus.PACKAGES}
     assert len({j["package"] for j in judgments.values()}) >= 5
+
+
+def test_judged_rules_counts_judgments_still_reported_and_gone(tmp_path):
+    (tmp_path / "model.py").write_text(textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def forward(self, x: torch.Tensor):
+                y = x[x > 0]
+                return y.sum()
+        """))
+    path = str(tmp_path / "model.py")
+    fhash = cf.function_hash(path, 7)
+    reported = {"package": "p", "relpath": "model.py", "code": "DYN101", "line_text": "y = x[x > 0]",
+                "function_hash": fhash, "verdict": "hazard"}
+    # judged once, not reported any more (the line reads otherwise now): counted as gone
+    stale = dict(reported, line_text="y = x[x > 1]", verdict="false-alarm")
+    items = [(ps.key_of("p", i["relpath"], i["code"], i["line_text"], i["function_hash"]), i)
+             for i in (reported, stale)]
+    still, gone = {}, {}
+    judged_rules.tally("p", str(tmp_path), items, still, gone)
+    assert still == {"DYN101": {"hazard": 1}}
+    assert gone == {"DYN101": {"false-alarm": 1}}
