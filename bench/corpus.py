@@ -105,6 +105,12 @@ PACKAGES: tuple[Package, ...] = (
     Package("torchtune", "0.6.1", "held-out", "LLM fine-tuning: transformer decoders, KV caches, generation, packed/padded batches, losses"),
     Package("open_clip_torch", "3.3.0", "held-out", "CLIP/CoCa models: text/vision towers, contrastive losses, generation"),
     Package("lightly", "1.6.0", "held-out", "self-supervised learning: SimCLR/DINO/MAE heads, contrastive losses, masking utilities"),
+    # added on 2026-11-25 (third session, later), before dynlint was ever run on them: a fourth held-out
+    # set, for the changes made because of the third set's judged findings (which then moved to dev)
+    Package("trl", "1.16.0", "held-out", "RL fine-tuning of LLMs: PPO/DPO/GRPO trainers, losses over masked token batches, generation"),
+    Package("allennlp", "2.10.1", "held-out", "NLP: seq2seq/CRF/span models over masked, padded batches, metrics, trainer"),
+    Package("segmentation-models-pytorch", "0.6.0", "held-out", "segmentation: encoders/decoders, Dice/Focal/Lovasz losses with ignore masks"),
+    Package("torchgeo", "0.8.1", "held-out", "geospatial: Lightning trainers, samplers, models, losses on masked rasters"),
 )
 
 GROUPS = ("dev", "held-out")
