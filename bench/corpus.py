@@ -100,11 +100,16 @@ PACKAGES: tuple[Package, ...] = (
     # added on 2026-11-25 (third session of the day), before dynlint was ever run on them, when the
     # DYN201/DYN203 narrowing (made because of the judged findings of the five packages above) moved
     # mmdet, pyannote.audio, mmpose, asteroid and pytorch-metric-learning to dev
-    Package("mmsegmentation", "1.2.2", "held-out", "semantic segmentation: decode heads, OHEM sampler, losses with ignore_index, mask post-processing"),
-    Package("neuralforecast", "3.3.0", "held-out", "time series: NHITS/TFT/PatchTST/TimesNet on windowed batches, losses with masks, scalers"),
-    Package("torchtune", "0.6.1", "held-out", "LLM fine-tuning: transformer decoders, KV caches, generation, packed/padded batches, losses"),
-    Package("open_clip_torch", "3.3.0", "held-out", "CLIP/CoCa models: text/vision towers, contrastive losses, generation"),
-    Package("lightly", "1.6.0", "held-out", "self-supervised learning: SimCLR/DINO/MAE heads, contrastive losses, masking utilities"),
+    # measured once, held out, at 8754867; moved to dev the same session: changes were then made because of its judged findings
+    Package("mmsegmentation", "1.2.2", "dev", "semantic segmentation: decode heads, OHEM sampler, losses with ignore_index, mask post-processing"),
+    # measured once, held out, at 8754867; moved to dev the same session: changes were then made because of its judged findings
+    Package("neuralforecast", "3.3.0", "dev", "time series: NHITS/TFT/PatchTST/TimesNet on windowed batches, losses with masks, scalers"),
+    # measured once, held out, at 8754867; moved to dev the same session: changes were then made because of its judged findings
+    Package("torchtune", "0.6.1", "dev", "LLM fine-tuning: transformer decoders, KV caches, generation, packed/padded batches, losses"),
+    # measured once, held out, at 8754867; moved to dev the same session: changes were then made because of its judged findings
+    Package("open_clip_torch", "3.3.0", "dev", "CLIP/CoCa models: text/vision towers, contrastive losses, generation"),
+    # measured once, held out, at 8754867; moved to dev the same session: changes were then made because of its judged findings
+    Package("lightly", "1.6.0", "dev", "self-supervised learning: SimCLR/DINO/MAE heads, contrastive losses, masking utilities"),
     # added on 2026-11-25 (third session, later), before dynlint was ever run on them: a fourth held-out
     # set, for the changes made because of the third set's judged findings (which then moved to dev)
     Package("trl", "1.16.0", "held-out", "RL fine-tuning of LLMs: PPO/DPO/GRPO trainers, losses over masked token batches, generation"),
