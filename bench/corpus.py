@@ -116,6 +116,7 @@ PACKAGES: tuple[Package, ...] = (
     Package("allennlp", "2.10.1", "held-out", "NLP: seq2seq/CRF/span models over masked, padded batches, metrics, trainer"),
     Package("segmentation-models-pytorch", "0.6.0", "held-out", "segmentation: encoders/decoders, Dice/Focal/Lovasz losses with ignore masks"),
     Package("torchgeo", "0.8.1", "held-out", "geospatial: Lightning trainers, samplers, models, losses on masked rasters"),
+    Package("gpytorch", "1.15.2", "held-out", "Gaussian processes: exact/variational GP models, likelihoods, linear-operator solves, training loops"),
 )
 
 GROUPS = ("dev", "held-out")
