@@ -101,7 +101,8 @@ META_ATTRIBUTES = frozenset(
     "dtype device ndim is_cuda is_cpu is_sparse is_quantized is_meta requires_grad layout names "
     "is_leaf grad_fn itemsize nbytes".split()
 )
-TENSOR_ATTRIBUTES = frozenset("T mT H mH data real imag grad".split())
+#: (``values``/``indices``: of the named tuples max/min/median/mode/sort/topk/kthvalue return)
+TENSOR_ATTRIBUTES = frozenset("T mT H mH data real imag grad values indices".split())
 
 #: tensor methods that copy a value to the host
 HOST_SYNC_METHODS: dict[str, bool] = {  # name -> tensor_specific
@@ -411,7 +412,7 @@ EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
 HOOK_PREFIXES = ("on_",)
 HOOK_SUFFIXES = ("_epoch_end", "_epoch_start")
 #: evaluation methods of modules (``Node2Vec.test``, ``model.evaluate(loader)``): they run the model eagerly
-EVAL_METHODS = frozenset({"test", "evaluate"})
+EVAL_METHODS = frozenset({"test", "evaluate", "generate"})  # generate: the decoding loop that calls forward
 #: methods of encoders, normalizers, clusterers fitted on data (sklearn-style): run once, on the host
 FIT_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})
 #: methods that describe an object as text (printing a model, a result): they run on the host
@@ -484,6 +485,10 @@ MODEL_ENTRY_METHODS = frozenset({"forward", "generate", "predict", "encode", "de
 #: not ``keep``, which as often holds NMS indices, nor a singular ``flag``, often a Python bool): a
 #: tensor indexed by one is boolean-mask indexing, whatever the analysis could prove about the value
 MASK_NAME_RE = re.compile(r"(?:^|_)(?:mask|masks|valid|is|has|flags)(?:$|_)|^(?:is|has)[A-Z]", re.IGNORECASE)
+#: names that say "an index" even next to a mask word (``mask_idx``, ``valid_inds``, ``mask_ids``): integer
+#: indexing, not a mask
+INDEX_NAME_RE = re.compile(r"(?:^|_)(?:idx|idxs|index|indexes|indices|ind|inds|id|ids|pos|position|positions)(?:$|_)",
+                           re.IGNORECASE)
 
 #: tensor methods that move data to the host on purpose: a function calling them on tensors (outside an
 #: nn.Module) is host code (metrics, plots, export), unless a compiled or training path reaches it
@@ -496,8 +501,8 @@ HOST_MODULE_PARTS = frozenset({
     "benchmarks", "benchmark", "scripts", "tools", "examples",
     # data loading and sampling, dataset transforms, checkpoint/weight loaders
     "loader", "loaders", "sampler", "samplers", "transforms",
-    # inference pipelines and their schedulers, framework callbacks
-    "pipelines", "pipeline", "inference", "schedulers", "callbacks",
+    # inference pipelines and their schedulers, framework callbacks, inference APIs (OpenMMLab's apis/inferencers)
+    "pipelines", "pipeline", "inference", "schedulers", "callbacks", "apis", "inferencer", "inferencers",
     # profiling and benchmarking helpers
     "profile", "profiler", "profiling",
 })
@@ -507,6 +512,7 @@ HOST_MODULE_WORDS = frozenset({
     "test", "tests", "testing", "metric", "metrics", "visualization", "visualize", "visualizer", "viz",
     "plot", "plots", "plotting", "dataset", "datasets", "export", "exporters", "benchmark", "benchmarks",
     "loader", "loaders", "sampler", "samplers", "transforms", "pipeline", "pipelines", "inference", "callbacks",
+    "inferencer", "inferencers",
 })
 #: the plotting ones among them: a plot made from a training loop is made at a few chosen steps, not
 #: as part of the step (a training loop reaching it does not make it training code)

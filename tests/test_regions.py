@@ -204,3 +204,19 @@ def test_a_driver_walked_again_in_a_later_round_stays_host():
 
     findings = check_source(source, "ev.py", Settings(include_host=True))
     assert [(f.code, f.line, f.region) for f in findings] == [("DYN301", 8, "host")]
+
+
+@pytest.mark.parametrize("relpath", ["seg/apis/seg_inferencer.py", "seg/apis.py", "seg/inferencers/base.py"])
+def test_inference_apis_are_host_code(tmp_path, relpath):
+    # OpenMMLab-style inference entry points (mmseg.apis, *_inferencer): run eagerly on the host, their
+    # post-processing of predictions is no step's business
+    path = tmp_path / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for parent in path.relative_to(tmp_path).parents:
+        if str(parent) != ".":
+            (tmp_path / parent / "__init__.py").touch()
+    path.write_text("import torch\n\n\ndef postprocess(pred: torch.Tensor):\n    return pred[pred > 0.5]\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    with_host = findings(dynlint("check", "--no-cache", "--include-host", "--output-format", "json", cwd=tmp_path))
+    assert with_host == [(5, "DYN101", "host")]
+    assert findings(dynlint("check", "--no-cache", "--output-format", "json", cwd=tmp_path)) == []

@@ -867,6 +867,8 @@ class Analyzer:
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
                 return PY
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+                if type(node.left) is ast.Constant and type(node.left.value) is str:
+                    return PY  # a key looked up in a dict, never in a tensor
                 return DATA if any(self.kind(c) in TENSORISH for c in node.comparators) else PY
             kinds = [self.kind(node.left)] + [self.kind(c) for c in node.comparators]
             if any(k in TENSORISH for k in kinds):
@@ -2131,7 +2133,10 @@ class Analyzer:
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops):
                 return False
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops):
-                # `i in t` asks a tensor for a Python bool (Tensor.__contains__): a sync
+                # `i in t` asks a tensor for a Python bool (Tensor.__contains__): a sync; a string is never
+                # looked for in a tensor (`"image_features" in out`: `out` is a dict, whatever it was taken for)
+                if type(test.left) is ast.Constant and type(test.left.value) is str:
+                    return False
                 return any(self.value_kind(c) in TENSORISH for c in test.comparators)
             return any(self._value_dependent(v) for v in [test.left, *test.comparators])
         return self._value_dependent(test)

@@ -60,8 +60,20 @@ def _evident_tensor(a, value, depth: int = 0) -> bool:
 
 
 def _error_message(a) -> bool:
-    """Inside ``raise ...`` or an ``assert``'s message: formatted only when the step fails anyway."""
-    return any(type(n) in (ast.Raise, ast.Assert) for n in a.stack)
+    """Inside ``raise ...`` or an ``assert``'s message, or a statement of a block that ends by raising
+    (``print(t.sum()); raise ValueError(...)``): formatted only when the step fails anyway."""
+    if any(type(n) in (ast.Raise, ast.Assert) for n in a.stack):
+        return True
+    stack = a.stack
+    for index in range(len(stack) - 1, 0, -1):
+        if isinstance(stack[index], ast.stmt):
+            statement, parent = stack[index], stack[index - 1]
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field, None)
+                if type(block) is list and statement in block:
+                    return type(block[-1]) is ast.Raise
+            return False
+    return False
 
 
 @RULE.on_call(functions=ops.FORMATTING_BUILTINS, methods=("format",), any_receiver=True)
@@ -151,11 +163,11 @@ def check_legacy_constructor(a, node, qual, method, receiver) -> None:
 
 
 def _unknown_in_step(a, node: ast.Call) -> bool:
-    """``loss.item()`` in a model's step or a training loop on a value the analysis cannot type (a
-    sub-model's or a project helper's result unpacked from a tuple): only tensors and numpy values have
-    ``.item()``, and numpy is rare there."""
+    """``loss.item()``, ``x.tolist()`` in a model's step or a training loop on a value the analysis cannot
+    type (a sub-model's or a project helper's result unpacked from a tuple): only tensors and numpy values
+    have ``.item()``/``.tolist()``, and numpy is rare there."""
     value = node.func.value
-    return node.func.attr == "item" and type(value) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call) \
+    return node.func.attr in ("item", "tolist") and type(value) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call) \
         and a.in_model_step()
 
 
