@@ -487,8 +487,7 @@ MODEL_ENTRY_METHODS = frozenset({"forward", "generate", "predict", "encode", "de
 MASK_NAME_RE = re.compile(r"(?:^|_)(?:mask|masks|valid|is|has|flags)(?:$|_)|^(?:is|has)[A-Z]", re.IGNORECASE)
 #: names that say "an index" even next to a mask word (``mask_idx``, ``valid_inds``, ``mask_ids``): integer
 #: indexing, not a mask
-INDEX_NAME_RE = re.compile(r"(?:^|_)(?:idx|idxs|index|indexes|indices|ind|inds|id|ids|pos|position|positions)(?:$|_)",
-                           re.IGNORECASE)
+INDEX_NAME_RE = re.compile(r"(?:^|_)(?:idx|idxs|index|indexes|indices|ind|inds|id|ids)(?:$|_)", re.IGNORECASE)
 
 #: tensor methods that move data to the host on purpose: a function calling them on tensors (outside an
 #: nn.Module) is host code (metrics, plots, export), unless a compiled or training path reaches it
