@@ -129,6 +129,8 @@ PACKAGES: tuple[Package, ...] = (
     Package("audiocraft", "1.3.0", "held-out", "audio generation: EnCodec, MusicGen LM, codebooks, masked token losses"),
     Package("x-transformers", "2.31.10", "held-out", "transformer building blocks: attention masks, KV caches, autoregressive wrappers, sampling"),
     Package("pyro-ppl", "1.9.2", "held-out", "probabilistic programming: distributions, guides, ELBO losses, MCMC, infer utilities"),
+    Package("mmocr", "1.0.1", "held-out", "text detection/recognition: DBNet/PSENet heads, CTC/attention decoders, postprocessors"),
+    Package("torchmetrics", "1.9.0", "held-out", "metrics: functional and modular metrics over masked/thresholded tensors, syncs"),
 )
 
 GROUPS = ("dev", "held-out")

@@ -176,7 +176,8 @@ TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.Long
 PY_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",
                             "List", "Dict", "Tuple", "Set", "Sequence", "Callable",
                             "typing.List", "typing.Dict", "typing.Tuple", "typing.Sequence", "typing.Callable",
-                            "pathlib.Path", "pathlib.PurePath", "os.PathLike"})
+                            "pathlib.Path", "pathlib.PurePath", "os.PathLike",
+                            "torch.Size"})  # a tuple of ints (its .numel() is no tensor's)
 
 # --- sizes (DYN302) -----------------------------------------------------------
 

@@ -163,7 +163,8 @@ def test_handpicked_hazards_file_is_well_formed():
             count = sum(1 for h in hazards if h["package"] == name and h["path"] == entry["path"])
             assert count == entry["hazards"], (name, entry)
     held_out = [h for h in hazards if h["group"] == "held-out"]
-    assert len(held_out) >= 60 and len(hazards) - len(held_out) >= 40
+    # the held-out set is re-drawn when it becomes dev; a set's pools can be small (the fifth held 37)
+    assert len(held_out) >= 30 and len(hazards) - len(held_out) >= 40
 
 
 def test_precision_judgments_file_is_well_formed():

@@ -326,6 +326,8 @@ class Analyzer:
 
     def report(self, rule: checks.Rule, node: ast.AST, message: str, fix_node: ast.AST | None = None,
                with_fix: bool = True) -> None:
+        if rule.scope is not checks.Scope.ANYWHERE and self.on_error_path():
+            return  # computed only to describe a failure: the step that gets there is over anyway
         code = rule.code
         line, col, end_line, end_col = self.position(node)
         key = (code, line, col)
@@ -344,6 +346,28 @@ class Analyzer:
                 fix = None
         self.findings.append(Finding(code, message, line, col, end_line, end_col, fix))
         self.places.append((self._function_id(), self.context))
+
+    def on_error_path(self) -> bool:
+        """The node being walked only runs when the code is about to fail: inside ``raise ...``, in an
+        ``assert``'s message, or in a statement of a block that ends by raising (``if bad: print(t.sum());
+        raise ...``, ``first = mask.nonzero()[0].item(); raise RuntimeError(f"... {first}")``).  The test
+        that leads there is not on it."""
+        stack = self.stack
+        for index, node in enumerate(stack):
+            t = type(node)
+            if t is ast.Raise:
+                return True
+            if t is ast.Assert and index + 1 < len(stack) and stack[index + 1] is node.msg:
+                return True
+        for index in range(len(stack) - 1, 0, -1):
+            if isinstance(stack[index], ast.stmt):
+                statement, parent = stack[index], stack[index - 1]
+                for field in ("body", "orelse", "finalbody"):
+                    block = getattr(parent, field, None)
+                    if type(block) is list and statement in block:
+                        return type(block[-1]) is ast.Raise
+                return False
+        return False
 
     def in_model_step(self) -> bool:
         """Whether the code being walked is a model's own step: a method of an ``nn.Module`` (not its

@@ -60,20 +60,8 @@ def _evident_tensor(a, value, depth: int = 0) -> bool:
 
 
 def _error_message(a) -> bool:
-    """Inside ``raise ...`` or an ``assert``'s message, or a statement of a block that ends by raising
-    (``print(t.sum()); raise ValueError(...)``): formatted only when the step fails anyway."""
-    if any(type(n) in (ast.Raise, ast.Assert) for n in a.stack):
-        return True
-    stack = a.stack
-    for index in range(len(stack) - 1, 0, -1):
-        if isinstance(stack[index], ast.stmt):
-            statement, parent = stack[index], stack[index - 1]
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(parent, field, None)
-                if type(block) is list and statement in block:
-                    return type(block[-1]) is ast.Raise
-            return False
-    return False
+    """Inside ``raise ...``, an ``assert``'s message, or a block that ends by raising."""
+    return a.on_error_path()
 
 
 @RULE.on_call(functions=ops.FORMATTING_BUILTINS, methods=("format",), any_receiver=True)
