@@ -49,6 +49,13 @@ DYNAMIC_METHODS: dict[str, tuple[str, str, bool]] = {
     "bincount": ("DYN105", "use torch.histc, or scatter_add_ into a tensor of fixed length", True),
 }
 
+#: keywords of a dynamic method that only torch's spelling takes (numpy's ``nonzero()`` and pandas'
+#: ``unique()`` take none of them): a call passing one is a call on a tensor
+TORCH_ONLY_KEYWORDS: dict[str, frozenset[str]] = {
+    "nonzero": frozenset({"as_tuple"}),
+    "unique": frozenset({"sorted", "return_inverse", "return_counts", "dim"}),
+}
+
 #: qualified functions whose output shape is data-dependent only in some call forms
 REPEAT_INTERLEAVE = "torch.repeat_interleave"
 ONE_HOT = "torch.nn.functional.one_hot"

@@ -22,5 +22,8 @@ def report_function(a, rule, node, qual: str) -> None:
 
 def report_method(a, rule, node, method: str, receiver) -> None:
     _, advice, tensor_specific = ops.DYNAMIC_METHODS[method]
-    if receiver in TENSORISH or tensor_specific:
+    # a keyword only torch's spelling takes (`x.nonzero(as_tuple=True)`, `x.unique(return_counts=True)`:
+    # numpy's and pandas' have none) says the receiver is a tensor
+    torch_keywords = any(k.arg in ops.TORCH_ONLY_KEYWORDS.get(method, ()) for k in node.keywords)
+    if receiver in TENSORISH or tensor_specific or (receiver is None and torch_keywords):
         a.report(rule, node, f"`.{method}()` has a data-dependent output shape; {advice}")
