@@ -162,6 +162,8 @@ class Analyzer:
         self._negated: dict[str, tuple] = {}
         # items narrowed by an isinstance test: (name, constant key) -> kind, while the block runs
         self._narrowed_items: dict[tuple, object] = {}
+        #: this file's functions that return one of their parameters: qualname -> (params, returned)
+        self._passthrough: dict[str, tuple] = {}
         self._comprehension_target = False      # binding a comprehension's variable (see bind)
 
     # ------------------------------------------------------------------ driver
@@ -175,6 +177,8 @@ class Analyzer:
         if isinstance(tree, ast.Module):
             self.module_scope.node = tree
             self._declare_module_names(tree.body)
+            self._passthrough = {f"{self.module}.{name}": params
+                                 for name, params in _passthrough_functions(tree.body).items()}
         self._begin_unit()
         self.visit(tree)
         self._end_unit(None)
@@ -1034,12 +1038,40 @@ class Analyzer:
         return None
 
     def _infer_project_call(self, node: ast.Call, ref: tuple, qual: str):
+        passthrough = self._passthrough.get(qual) if self._passthrough else None
+        if passthrough is not None:
+            passed = self._passed_through(node, *passthrough)
+            if passed is not None:
+                return passed
         returned = self._answered(node, self.ask(("call", qual)))
         if returned is None and qual.startswith(self.module + "."):
             local = self.local_classes.get(qual.rsplit(".", 1)[-1])
             if local is not None and local.id == qual:  # a class of this file, before the table knows it
                 return (OBJ, local.id, local.is_module)
         return returned
+
+    def _passed_through(self, node: ast.Call, params: tuple[str, ...], returned: frozenset[str]):
+        """``default(causal, self.causal)`` with ``def default(val, d): return val if exists(val) else d``:
+        a function of this file that returns one of its arguments gives what this call passes them, not
+        the join over every call in the project (a bool here, a tensor there).  None when a returned
+        parameter is not passed here (its default value is not looked at)."""
+        if any(isinstance(arg, ast.Starred) for arg in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        passed = dict(zip(params, node.args))
+        passed.update((k.arg, k.value) for k in node.keywords)
+        if not returned <= passed.keys():
+            return None
+        kind, maybe = self.kind(passed[next(iter(sorted(returned)))]), False
+        for name in sorted(returned):
+            value = passed[name]
+            other = self.kind(value)
+            if other != kind:
+                kind, joined_maybe = join(kind, other)
+                maybe = maybe or joined_maybe
+            maybe = maybe or self.uncertain(value)
+        if maybe:
+            self._maybe_calls.add(id(node))
+        return kind
 
     def _answered(self, node: ast.Call, answer):
         """The kind a call gives, from the table's (kind, maybe) answer."""
@@ -2348,6 +2380,50 @@ def _join_paths(previous, was_maybe: bool, was_partial: bool, kind, maybe: bool,
         or was_partial or partial
     kind, join_maybe = join(previous, kind)
     return kind, maybe or join_maybe or was_maybe, sure_tensor and kind in TENSORISH
+
+
+def _passthrough_functions(body) -> dict[str, tuple[tuple[str, ...], frozenset[str]]]:
+    """Module-level functions whose every ``return`` gives back one of their parameters (``return val
+    if exists(val) else d``, ``return a or b``, ``return x``): name -> (positional parameter names,
+    the parameters returned).  Helpers like lucidrains' ``default``/``cast_tuple`` pass through
+    whatever they are given, so each call's result is what that call passes."""
+    found = {}
+    for statement in body:
+        if type(statement) is not ast.FunctionDef or statement.decorator_list:
+            continue
+        arguments = statement.args
+        if arguments.vararg is not None or arguments.kwarg is not None:
+            continue
+        params = tuple(a.arg for a in arguments.posonlyargs + arguments.args)
+        names = set(params) | {a.arg for a in arguments.kwonlyargs}
+        returned: set[str] = set()
+        ok = True
+        for node in ast.walk(statement):
+            if type(node) is ast.Return:
+                if node.value is None or not _returns_parameters(node.value, names, returned):
+                    ok = False
+                    break
+            elif type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Yield, ast.YieldFrom) \
+                    and node is not statement:
+                ok = False
+                break
+            elif type(node) is ast.Name and type(node.ctx) is ast.Store and node.id in names:
+                ok = False  # a parameter rebound: what is returned is not what was passed
+                break
+        if ok and returned:
+            found[statement.name] = (params, frozenset(returned))
+    return found
+
+
+def _returns_parameters(value: ast.expr, names: set[str], returned: set[str]) -> bool:
+    if type(value) is ast.Name and value.id in names:
+        returned.add(value.id)
+        return True
+    if type(value) is ast.IfExp:
+        return _returns_parameters(value.body, names, returned) and _returns_parameters(value.orelse, names, returned)
+    if type(value) is ast.BoolOp and isinstance(value.op, ast.Or):
+        return all(_returns_parameters(v, names, returned) for v in value.values)
+    return False
 
 
 def _item_key(node: ast.expr) -> tuple | None:
