@@ -261,6 +261,9 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
             qual = a.qualname(func)
             if qual in _BUILT_FROM_VALUES:
                 return False
+            if qual in ("torch.cartesian_prod", "torch.combinations"):
+                # rows: the product (or combinations) of the inputs' rows (demucs' indices over channels)
+                return any(_rows_vary(a, arg, depth + 1) for arg in node.args)
             if qual in _FACTORIES:
                 first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("size", "end", "n")), None)
                 return first is not None and variation(a, first, depth + 1) == VARIES

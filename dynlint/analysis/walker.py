@@ -2201,6 +2201,9 @@ class Analyzer:
         """A tensor value, or data read from one right here (``t.item() > 0``).  A name holding
         data read earlier (``flag = bool(t.item())``) is not: its conversion is the hazard, and
         it was reported where it happened."""
+        if type(node) is ast.Subscript and type(node.slice) is ast.Constant and type(node.slice.value) is str \
+                and self.kind(node.value) in TENSORISH:
+            return False  # `if site["is_observed"]:` tests an entry of a dict taken for a tensor, no tensor value
         kind = self.value_kind(node)
         if kind in TENSORISH or self.on_some_path(node):
             return True
