@@ -74,17 +74,22 @@ class FileFacts:
     attrs: dict[str, dict] = field(default_factory=dict)
     #: (root kind, callee ref): where compiled/training/host code starts
     roots: list[tuple] = field(default_factory=list)
+    #: function id -> (positional parameter names, the parameters it returns) of a module-level function
+    #: that returns one of its parameters on every path (``default(val, d)``): a call gives what it passes
+    passthrough: dict[str, tuple] = field(default_factory=dict)
 
     def to_json(self) -> list:
         return [self.module, self.functions, self.classes, self.aliases, self.returns,
-                self.calls, self.attrs, self.roots]
+                self.calls, self.attrs, self.roots, self.passthrough]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
-        module, functions, classes, aliases, returns, calls, attrs, roots = data
+        module, functions, classes, aliases, returns, calls, attrs, roots = data[:8]
+        passthrough = data[8] if len(data) > 8 else {}
         return cls(module, {k: tuples(v) for k, v in functions.items()}, {k: tuples(v) for k, v in classes.items()},
                    aliases, {k: tuples(v) for k, v in returns.items()}, [tuples(c) for c in calls],
-                   {k: {a: tuples(v) for a, v in d.items()} for k, d in attrs.items()}, [tuples(r) for r in roots])
+                   {k: {a: tuples(v) for a, v in d.items()} for k, d in attrs.items()}, [tuples(r) for r in roots],
+                   {k: tuples(v) for k, v in passthrough.items()})
 
 
 def tuples(value):
@@ -149,6 +154,7 @@ class ProjectFacts:
         self.functions: dict[str, FunctionRecord] = {}
         self.classes: dict[str, tuple] = {}
         self.returns: dict[str, tuple] = {}
+        self.passthrough: dict[str, tuple] = {}
         self.attrs: dict[str, dict] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.files: list[FileFacts] = list(files)
@@ -160,7 +166,7 @@ class ProjectFacts:
             namespace = self.namespaces.setdefault(facts.module, {})
             namespace.update(facts.aliases)
             for table, items in ((self.functions, facts.functions), (self.classes, facts.classes),
-                                 (self.returns, facts.returns)):
+                                 (self.returns, facts.returns), (self.passthrough, facts.passthrough)):
                 for key, value in items.items():
                     table.setdefault(key, value)
             for class_id, attrs in facts.attrs.items():
@@ -196,7 +202,9 @@ class ProjectFacts:
         * ``("modcall", class)``: what calling an instance (its ``forward``) gives;
         * ``("param", function, name)``: the join of what callers pass, ``(kind, maybe)``;
         * ``("base", qualname)``: ``(is_module, is_dataset)`` of a project base class;
-        * ``("attr", class, name)``: the kind of ``self.<name>`` in that class or its bases.
+        * ``("attr", class, name)``: the kind of ``self.<name>`` in that class or its bases;
+        * ``("pass", qualname)``: ``(parameter names, returned parameters)`` of a function that returns
+          one of its parameters (``default(val, d)``), else None.
         """
         answers = self._answers
         if key in answers:
@@ -232,6 +240,9 @@ class ProjectFacts:
             return flags if flags and (flags[0] or flags[1]) else None
         if kind == "attr":
             return self.attr(key[1], key[2])
+        if kind == "pass":
+            target = self.resolve(key[1])
+            return self.passthrough.get(target) if target else None
         raise KeyError(key)
 
     # ---------------------------------------------------------------- names

@@ -180,6 +180,9 @@ class Analyzer:
             self._passthrough = {f"{self.module}.{name}": params
                                  for name, params in _passthrough_functions(tree.body).items()}
         self._begin_unit()
+        # the module's own unit tells the table, for calls from other files
+        self.produced.passthrough.update((qual, (params, tuple(sorted(returned))))
+                                         for qual, (params, returned) in self._passthrough.items())
         self.visit(tree)
         self._end_unit(None)
         for item in self._ordered_deferred():
@@ -273,6 +276,7 @@ class Analyzer:
             facts.classes.update(produced.classes)
             facts.aliases.update(produced.aliases)
             facts.returns.update(produced.returns)
+            facts.passthrough.update(produced.passthrough)
             facts.calls.extend(produced.calls)
             facts.roots.extend(produced.roots)
             for class_id, attrs in produced.attrs.items():
@@ -1039,9 +1043,13 @@ class Analyzer:
 
     def _infer_project_call(self, node: ast.Call, ref: tuple, qual: str):
         passthrough = self._passthrough.get(qual) if self._passthrough else None
+        if passthrough is None and not qual.startswith(self.module + "."):
+            answer = self.ask(("pass", qual))  # a helper of another file (`from .utils import default`)
+            if answer is not None:
+                passthrough = (tuple(answer[0]), frozenset(answer[1]))
         if passthrough is not None:
             passed = self._passed_through(node, *passthrough)
-            if passed is not None:
+            if passed is not _NOT_PASSED:
                 return passed
         returned = self._answered(node, self.ask(("call", qual)))
         if returned is None and qual.startswith(self.module + "."):
@@ -1053,14 +1061,15 @@ class Analyzer:
     def _passed_through(self, node: ast.Call, params: tuple[str, ...], returned: frozenset[str]):
         """``default(causal, self.causal)`` with ``def default(val, d): return val if exists(val) else d``:
         a function of this file that returns one of its arguments gives what this call passes them, not
-        the join over every call in the project (a bool here, a tensor there).  None when a returned
-        parameter is not passed here (its default value is not looked at)."""
+        the join over every call in the project (a bool here, a tensor there), unknown when what it
+        passes is.  ``_NOT_PASSED`` when a returned parameter is not passed here (its default value is
+        not looked at): the table's answer stands."""
         if any(isinstance(arg, ast.Starred) for arg in node.args) or any(k.arg is None for k in node.keywords):
-            return None
+            return _NOT_PASSED
         passed = dict(zip(params, node.args))
         passed.update((k.arg, k.value) for k in node.keywords)
         if not returned <= passed.keys():
-            return None
+            return _NOT_PASSED
         kind, maybe = self.kind(passed[next(iter(sorted(returned)))]), False
         for name in sorted(returned):
             value = passed[name]
@@ -2346,6 +2355,7 @@ class _Narrowing:
 
 
 _NO_NARROWING = contextlib.nullcontext()
+_NOT_PASSED = object()  # a pass-through helper called without the parameters it returns
 _UNBOUND = object()  # a name not bound before the block that binds it
 
 
@@ -2392,8 +2402,9 @@ def _passthrough_functions(body) -> dict[str, tuple[tuple[str, ...], frozenset[s
     whatever they are given, so each call's result is what that call passes."""
     found = {}
     for statement in body:
-        if type(statement) is not ast.FunctionDef or statement.decorator_list:
-            continue
+        if type(statement) is not ast.FunctionDef or statement.decorator_list or len(statement.body) > 4 \
+                or statement.end_lineno - statement.lineno > 12:
+            continue  # such helpers are a line or two: a long function is not walked for it
         arguments = statement.args
         if arguments.vararg is not None or arguments.kwarg is not None:
             continue
