@@ -34,7 +34,7 @@ import ast
 import re
 
 from dynlint import ops
-from dynlint.analysis.kinds import MASK, SIZE, TENSORISH
+from dynlint.analysis.kinds import MASK, TENSORISH
 
 VARIES = "varies"
 UNKNOWN = "unknown"
@@ -96,59 +96,16 @@ def variation(a, expr: ast.expr, depth: int = 0) -> str | None:
     found = None
     if isinstance(expr, ast.Compare):
         sides = [expr.left, *expr.comparators]
-        if any(_sized(a, side) for side in sides):
+        if any(a.reads_tensor_size(side) for side in sides):
             named = [side for side in sides if (ident := _identifier(side)) and varying_name(ident)]
             if named:
                 return VARIES  # `x.size(1) > self.max_len`: compared with a length
-    for read in _size_reads(a, expr):
+    for read in a.size_reads(expr):
         result = _read_variation(a, read, depth)
         if result == VARIES:
             return VARIES
         found = found or result
     return found
-
-
-def _sized(a, node: ast.expr) -> bool:
-    return any(True for _ in _size_reads(a, node))
-
-
-def _size_reads(a, expr: ast.expr):
-    """The size reads in ``expr``: ``x.shape...``, ``x.size(...)``, ``x.numel()``, ``len(x)``, names of sizes."""
-    pending = [expr]
-    while pending:
-        sub = pending.pop()
-        t = type(sub)
-        if t is ast.Call:
-            func = sub.func
-            if isinstance(func, ast.Attribute) and func.attr in ops.SIZE_METHODS and _tensorish_or_unknown(a, func, sub):
-                yield sub
-                continue
-            if isinstance(func, ast.Name) and func.id == "len" and len(sub.args) == 1 and a.qualname(func) == "len":
-                if a.kind(sub.args[0]) == SIZE:
-                    continue  # len(x.shape): the rank
-                if a.value_kind(sub.args[0]) in TENSORISH:
-                    yield sub
-                    continue
-        elif t is ast.Subscript and isinstance(sub.value, ast.Attribute) and sub.value.attr == "shape" \
-                and a.kind(sub.value.value) in TENSORISH:
-            yield sub
-            continue
-        elif t is ast.Attribute and sub.attr == "shape" and a.kind(sub.value) in TENSORISH:
-            yield sub
-            continue
-        elif t is ast.Subscript and isinstance(sub.value, ast.Call) and isinstance(sub.value.func, ast.Attribute) \
-                and sub.value.func.attr == "size" and not sub.value.args and _tensorish_or_unknown(a, sub.value.func, sub.value):
-            yield sub
-            continue
-        elif t is ast.Name and a.lookup(sub.id) == SIZE:
-            yield sub
-            continue
-        pending.extend(ast.iter_child_nodes(sub))
-
-
-def _tensorish_or_unknown(a, func: ast.Attribute, call: ast.Call) -> bool:
-    receiver = a.kind(func.value)
-    return receiver in TENSORISH or (receiver is None and (func.attr != "size" or bool(call.args)))
 
 
 def _int(node: ast.expr | None) -> int | None:
@@ -279,16 +236,18 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
                     continue
             return True
         if isinstance(node, ast.Name):
-            if depth >= _DEPTH:
-                return True
-            value = a.bound_value(node.id)
+            value = _bound(a, node.id, depth)
             if value is None:
                 return True
-            node = value
-            depth += 1
+            node, depth = value, depth + 1
             continue
         return True
     return True
+
+
+def _bound(a, name: str, depth: int) -> ast.expr | None:
+    """The value ``name`` was bound to once in this function, while the depth allows following it."""
+    return a.bound_value(name) if depth < _DEPTH else None
 
 
 def _keeps_dim0(method: str, call: ast.Call) -> bool:
@@ -307,13 +266,10 @@ def data_dependent(a, tensor: ast.expr, depth: int = 0) -> bool:
     node = tensor
     for _ in range(_DEPTH):
         if isinstance(node, ast.Name):
-            if depth >= _DEPTH:
-                return False
-            value = a.bound_value(node.id)
+            value = _bound(a, node.id, depth)
             if value is None:
                 return False
-            node = value
-            depth += 1
+            node, depth = value, depth + 1
             continue
         if isinstance(node, ast.Subscript):
             index = node.slice

@@ -2164,28 +2164,38 @@ class Analyzer:
 
     def reads_tensor_size(self, test: ast.expr) -> bool:
         """Whether the expression reads a tensor's size (``.shape``, ``.size()``, ``len(t)``...)."""
-        pending = [test]
+        return next(self.size_reads(test), None) is not None
+
+    def size_reads(self, test: ast.expr):
+        """The tensor-size reads in an expression: ``x.shape`` (``x.shape[k]`` when indexed),
+        ``x.size(k)``, ``x.size()`` (``x.size()[k]`` when indexed), ``x.numel()``, ``len(x)`` of a tensor,
+        and names holding sizes.  What a read holds inside is not searched further."""
+        pending: list[tuple[ast.AST, ast.AST | None]] = [(test, None)]
         while pending:
-            sub = pending.pop()
+            sub, parent = pending.pop()
             t = type(sub)
             if t is ast.Call and isinstance(sub.func, ast.Name) and sub.func.id == "len" and sub.args \
                     and self.kind(sub.args[0]) == SIZE:
                 continue  # len(x.size()) / len(x.shape) is the rank: static
-            pending.extend(ast.iter_child_nodes(sub))
+            indexed = type(parent) is ast.Subscript and parent.value is sub
             if t is ast.Attribute and sub.attr == "shape" and self.kind(sub.value) in TENSORISH:
-                return True
+                yield parent if indexed else sub
+                continue
             if t is ast.Call:
                 func = sub.func
                 if isinstance(func, ast.Attribute) and func.attr in ops.SIZE_METHODS:
                     receiver = self.kind(func.value)
                     if receiver in TENSORISH or (receiver is None and (func.attr != "size" or sub.args)):
-                        return True
+                        yield parent if indexed and func.attr == "size" and not sub.args else sub
+                        continue
                 elif isinstance(func, ast.Name) and func.id == "len" and sub.args and self.qualname(func) == "len":
                     if self.value_kind(sub.args[0]) in TENSORISH:
-                        return True
+                        yield sub
+                        continue
             elif t is ast.Name and self.lookup(sub.id) == SIZE:
-                return True
-        return False
+                yield sub
+                continue
+            pending.extend((child, sub) for child in ast.iter_child_nodes(sub))
 
     def depends_on_values(self, test: ast.expr) -> bool:
         """Whether a branch test's outcome depends on tensor values."""

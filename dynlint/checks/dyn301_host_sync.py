@@ -29,7 +29,7 @@ _FORMAT = ("formatting a tensor as text reads its value on the host (a sync, and
 def check_format(a, value) -> None:
     """``f"{loss:.3f}"``, ``"%.5f" % loss`` (measured on torch 2.13: both break the graph; in eager and
     lazy modes they copy the value to the host)."""
-    if not a.is_silenced(value) and _evident_tensor(a, value) and not _error_message(a):
+    if not a.is_silenced(value) and _evident_tensor(a, value):
         a.report(RULE, value, _FORMAT)
 
 
@@ -59,18 +59,11 @@ def _evident_tensor(a, value, depth: int = 0) -> bool:
     return False
 
 
-def _error_message(a) -> bool:
-    """Inside ``raise ...``, an ``assert``'s message, or a block that ends by raising."""
-    return a.on_error_path()
-
-
 @RULE.on_call(functions=ops.FORMATTING_BUILTINS, methods=("format",), any_receiver=True)
 def check_formatting_call(a, node, qual, method, receiver) -> None:
     """``str(t)``, ``repr(t)``, ``print(t)``, ``"{:.3f}".format(t)``: the tensor is formatted as text."""
     if method is not None and not (isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)):
         return  # only the str method: other objects' .format() take anything
-    if _error_message(a):
-        return
     for value in [*node.args, *(k.value for k in node.keywords if method is not None)]:
         if isinstance(value, ast.Starred) or a.is_silenced(value):
             continue
