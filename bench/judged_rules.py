@@ -2,6 +2,8 @@
 
     python bench/judged_rules.py                 # every package with judgments (about 1 minute)
     python bench/judged_rules.py --package mmdet # one package
+    python bench/judged_rules.py --show-gone hazard  # also list the judged hazards no longer reported
+    python bench/judged_rules.py --show false-alarm  # also list the judged false alarms still reported
 
 ``precision_sample.py`` measures a sample of the held-out packages' reports;
 this script asks the other question a change to the analysis raises: of all the
@@ -37,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--package", action="append", help="only this package (repeatable)")
     parser.add_argument("--dest", default=corpus.DEFAULT_DEST, help="the corpus directory")
+    parser.add_argument("--show-gone", action="append", choices=VERDICTS, metavar="VERDICT",
+                        help="list the judged findings of this verdict no longer reported (repeatable)")
+    parser.add_argument("--show", action="append", choices=VERDICTS, metavar="VERDICT",
+                        help="list the judged findings of this verdict still reported (repeatable)")
     args = parser.parse_args(argv)
     judgments = load_judgments()
     by_package: dict[str, list[tuple[str, dict]]] = defaultdict(list)
@@ -47,8 +53,11 @@ def main(argv: list[str] | None = None) -> int:
           f"packages: {len(chosen)}")
     still: dict[str, Counter] = defaultdict(Counter)
     gone: dict[str, Counter] = defaultdict(Counter)
+    gone_items: list[dict] = []
+    still_items: list[dict] = []
     for package in chosen:
-        tally(package.name, corpus.ensure(package, args.dest), by_package[package.name], still, gone)
+        tally(package.name, corpus.ensure(package, args.dest), by_package[package.name], still, gone, gone_items,
+              still_items)
     print("\njudged findings still in the default report (and judged ones no longer reported), per rule")
     print(f"  {'rule':8} {'hazard':>7} {'host-only':>10} {'false-alarm':>12} {'false %':>8}   "
           f"{'gone: hazard':>12} {'host-only':>10} {'false-alarm':>12}")
@@ -59,12 +68,21 @@ def main(argv: list[str] | None = None) -> int:
         gone_totals.update(left)
         print(_row(code, row, left))
     print(_row("total", totals, gone_totals))
+    listings = [(verdict, gone_items, "no longer reported") for verdict in args.show_gone or ()]
+    listings += [(verdict, still_items, "still reported") for verdict in args.show or ()]
+    for verdict, items, state in listings:
+        shown = [item for item in items if item["verdict"] == verdict]
+        print(f"\njudged {verdict} findings {state} by default ({len(shown)})")
+        for item in shown:
+            print(f"  {item['package']}: {item['relpath']}:{item['line']}  {item['code']}  "
+                  f"{item['line_text'][:70]}  -- {item.get('note', '')[:100]}")
     return 0
 
 
-def tally(package: str, directory: str, items: list[tuple[str, dict]], still: dict, gone: dict) -> None:
+def tally(package: str, directory: str, items: list[tuple[str, dict]], still: dict, gone: dict,
+          gone_items: list[dict] | None = None, still_items: list[dict] | None = None) -> None:
     """Count the judged ``items`` (key, judgment) of one package into ``still`` (reported by default
-    now) or ``gone``, per rule and verdict."""
+    now) or ``gone``, per rule and verdict; the judgments themselves go to ``still_items``/``gone_items``."""
     findings, _ = cf.run_dynlint(directory, include_host=False)
     reported = Counter()
     for finding in findings:
@@ -77,6 +95,9 @@ def tally(package: str, directory: str, items: list[tuple[str, dict]], still: di
         count = int(occurrence) if occurrence else 1
         target = still if reported[base] >= count else gone
         target.setdefault(item["code"], Counter())[item["verdict"]] += 1
+        listed = gone_items if target is gone else still_items
+        if listed is not None:
+            listed.append(item)
 
 
 def _row(label: str, row: Counter, left: Counter) -> str:

@@ -421,6 +421,15 @@ HOOK_PREFIXES = ("on_",)
 HOOK_SUFFIXES = ("_epoch_end", "_epoch_start")
 #: evaluation methods of modules (``Node2Vec.test``, ``model.evaluate(loader)``): they run the model eagerly
 EVAL_METHODS = frozenset({"test", "evaluate", "generate"})  # generate: the decoding loop that calls forward
+#: module methods the step never runs unless its forward calls them: text and input pre-processing
+#: (``Transformer.tokenize``/``preprocess``).  Not ``predict``/``postprocess``: OpenMMLab's
+#: ``forward(mode="predict")`` runs a head's ``predict`` and its post-processing inside the forward
+INFERENCE_METHODS = frozenset({"preprocess", "tokenize"})
+#: module methods that edit the module's own weights once, outside any step: merging or fusing adapters,
+#: branches or batch norms into a layer (``LoraLayer.merge``/``unmerge``, ``fuse_conv_bn``,
+#: ``switch_to_deploy``) and loading state; ``merge*``/``unmerge*``/``fuse*`` name them, with or without ``_``
+WEIGHT_EDIT_PREFIXES = ("merge", "unmerge", "fuse", "_merge", "_unmerge", "_fuse")
+WEIGHT_EDIT_METHODS = frozenset({"switch_to_deploy", "load_state_dict", "_load_from_state_dict", "state_dict"})
 #: methods of encoders, normalizers, clusterers fitted on data (sklearn-style): run once, on the host
 FIT_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})
 #: methods that describe an object as text (printing a model, a result): they run on the host
@@ -487,7 +496,9 @@ MODEL_NAMES = frozenset((
     "transformer text_encoder vae encoder decoder generator discriminator"
 ).split())
 MODEL_NAME_SUFFIXES = ("_model",)  # det_model, teacher_model, ema_model
-MODEL_ENTRY_METHODS = frozenset({"forward", "generate", "predict", "encode", "decode", "__call__"})
+MODEL_ENTRY_METHODS = frozenset({"forward", "__call__"})
+#: ...and the entry points named by a prefix: ``model.encode_query(...)``, ``model.predict_proba(...)``
+MODEL_ENTRY_PREFIXES = ("generate", "predict", "encode", "decode")
 
 #: names that say "a boolean mask" (``valid_mask``, ``is_fg``, mmdet's ``inside_flags``/``valid_flags``;
 #: not ``keep``, which as often holds NMS indices, nor a singular ``flag``, often a Python bool): a
@@ -510,6 +521,9 @@ HOST_MODULE_PARTS = frozenset({
     "loader", "loaders", "sampler", "samplers", "transforms",
     # inference pipelines and their schedulers, framework callbacks, inference APIs (OpenMMLab's apis/inferencers)
     "pipelines", "pipeline", "inference", "schedulers", "callbacks", "apis", "inferencer", "inferencers",
+    # evaluation code: evaluators run a model over a dataset and score it (sentence-transformers'
+    # evaluation/, OpenMMLab's evaluation/ metrics)
+    "evaluation", "evaluator", "evaluators",
     # profiling and benchmarking helpers
     "profile", "profiler", "profiling",
 })
@@ -519,7 +533,7 @@ HOST_MODULE_WORDS = frozenset({
     "test", "tests", "testing", "metric", "metrics", "visualization", "visualize", "visualizer", "viz",
     "plot", "plots", "plotting", "dataset", "datasets", "export", "exporters", "benchmark", "benchmarks",
     "loader", "loaders", "sampler", "samplers", "transforms", "pipeline", "pipelines", "inference", "callbacks",
-    "inferencer", "inferencers",
+    "inferencer", "inferencers", "evaluation", "evaluator", "evaluators",
 })
 #: the plotting ones among them: a plot made from a training loop is made at a few chosen steps, not
 #: as part of the step (a training loop reaching it does not make it training code)

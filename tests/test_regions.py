@@ -206,7 +206,8 @@ def test_a_driver_walked_again_in_a_later_round_stays_host():
     assert [(f.code, f.line, f.region) for f in findings] == [("DYN301", 8, "host")]
 
 
-@pytest.mark.parametrize("relpath", ["seg/apis/seg_inferencer.py", "seg/apis.py", "seg/inferencers/base.py"])
+@pytest.mark.parametrize("relpath", ["seg/apis/seg_inferencer.py", "seg/apis.py", "seg/inferencers/base.py",
+                                     "st/evaluation/retrieval.py", "st/evaluators.py", "st/rank_evaluator.py"])
 def test_inference_apis_are_host_code(tmp_path, relpath):
     # OpenMMLab-style inference entry points (mmseg.apis, *_inferencer): run eagerly on the host, their
     # post-processing of predictions is no step's business

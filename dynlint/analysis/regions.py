@@ -10,7 +10,9 @@
   plotting modules, and Lightning's ``training_step``;
 * ``host`` — only ever runs on the host, eagerly: Dataset ``__getitem__``/``__iter__``,
   ``collate_fn``/``worker_init_fn`` callbacks, ``nn.Module`` construction
-  (``__init__``, weight initialisation), ``@torch.compiler.disable``
+  (``__init__``, weight initialisation), module methods that merge, fuse or load weights
+  (``merge*``/``unmerge*``/``fuse*``, ``load_state_dict``) or pre-process inputs (``tokenize``,
+  ``preprocess``), ``@torch.compiler.disable``
   functions, GPU kernels, code under ``if not torch.compiler.is_compiling():``
   and the like, code that runs a model from outside its forward (a value named
   like a model: ``model``/``net``/``unet``/``*_model``...) and every method of a
@@ -98,8 +100,12 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 if name in ("forward", "__call__"):
                     compiled.add(function_id)
                 elif name in ops.CONSTRUCTION_METHODS or name in ops.EVAL_METHODS \
-                        or name.startswith(ops.HOOK_PREFIXES) or name.endswith(ops.HOOK_SUFFIXES):
-                    host.add(function_id)  # construction, evaluation, framework hooks
+                        or name in ops.INFERENCE_METHODS or name in ops.WEIGHT_EDIT_METHODS \
+                        or name.startswith(ops.HOOK_PREFIXES) or name.endswith(ops.HOOK_SUFFIXES) \
+                        or name.startswith(ops.WEIGHT_EDIT_PREFIXES):
+                    # construction, evaluation and inference entry points, weight merging and
+                    # loading, framework hooks (a forward that calls one makes it compiled first)
+                    host.add(function_id)
             if name in ops.FIT_METHODS:
                 host.add(function_id)  # an encoder or normalizer fitted on data
     host_modules, plot_modules = _host_modules(table)

@@ -806,6 +806,13 @@ class Analyzer:
             return False
         if t is ast.UnaryOp:
             return self.uncertain(node.operand)
+        if t is ast.Compare:
+            # `beam_size > 1` of a maybe-tensor parameter is a maybe too (a bool when it is an int), unless
+            # a sure tensor takes part (`lengths > k`)
+            operands = (node.left, *node.comparators)
+            if not any(self.uncertain(operand) for operand in operands):
+                return False
+            return not any(self.kind(operand) in TENSORISH and not self.uncertain(operand) for operand in operands)
         if t is ast.BoolOp:
             return len({self.kind(v) for v in node.values}) > 1
         if t is ast.Call:
@@ -2097,7 +2104,9 @@ class Analyzer:
             return False  # an nn.Module's own methods calling its submodules are the model itself
         # by the name of what is called: a module instance as such may be a loss (self.bce), an assigner or
         # a layer a functional wrapper builds and calls (NonMaximaSuppression2d(k)(x)): model code
-        target = func.value if type(func) is ast.Attribute and func.attr in ops.MODEL_ENTRY_METHODS else func
+        entry = type(func) is ast.Attribute and (func.attr in ops.MODEL_ENTRY_METHODS
+                                                 or func.attr.startswith(ops.MODEL_ENTRY_PREFIXES))
+        target = func.value if entry else func
         name = target.attr if type(target) is ast.Attribute else target.id if type(target) is ast.Name else ""
         name = name.lower().lstrip("_")
         return name in ops.MODEL_NAMES or name.endswith(ops.MODEL_NAME_SUFFIXES)
