@@ -17,6 +17,8 @@ _UNIQUE_CONSECUTIVE_ADVICE = "move it out of the compiled region (CPU fallback),
 _MASKED_SELECT_ADVICE = "use torch.where(mask, x, 0) with a masked reduction"
 _BINCOUNT_ADVICE = "use torch.histc, or scatter_add_ into a tensor of fixed length (minlength does not make it static)"
 _NMS_ADVICE = "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"
+_PACK_ADVICE = ("run the RNN on the padded batch and mask the padded steps (dynamo does not trace packing at all: "
+                "a graph break even with Python lengths)")
 
 #: qualified function -> (code, what to do instead); re-exported spellings are listed too,
 #: because a written-out attribute chain (torch.functional.unique) is not canonicalized
@@ -34,6 +36,8 @@ DYNAMIC_FUNCTIONS: dict[str, tuple[str, str]] = {
     "torchvision.ops.boxes.nms": ("DYN105", _NMS_ADVICE),
     "torchvision.ops.boxes.batched_nms": ("DYN105", _NMS_ADVICE),
     "torch.ops.torchvision.nms": ("DYN105", _NMS_ADVICE),
+    "torch.nn.utils.rnn.pack_padded_sequence": ("DYN105", _PACK_ADVICE),
+    "torch.nn.utils.rnn.pack_sequence": ("DYN105", _PACK_ADVICE),
 }
 
 #: tensor method -> (code, what to do instead, tensor_specific)
@@ -304,6 +308,18 @@ PAD_TO_LONGEST_VALUES = (True, "longest")
 
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 
+#: functions of other libraries that give back a tensor of what they are given: qualname -> how.
+#: ``"same"``: the kind of the first argument (a mask stays a mask: ``rearrange(mask, 'b n -> (b n)')``;
+#: a list of tensors is stacked into one); ``"reduce"``: a tensor when the first argument is one;
+#: ``"pack"``: ``(tensor, shapes)``; ``"unpack"``: a list of tensors; ``"any"``: a tensor when any
+#: positional argument is one (einx takes its pattern first)
+TENSOR_PASSING_FUNCTIONS = {
+    "einops.rearrange": "same", "einops.repeat": "same", "einops.reduce": "reduce",
+    "einops.pack": "pack", "einops.unpack": "unpack", "einops.einsum": "any",
+}
+#: namespaces whose every function works like ``"any"`` above
+TENSOR_PASSING_NAMESPACES = ("einx.",)
+
 #: modules that count as "this file uses torch"
 TORCH_MODULE_ROOTS = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "functorch"})
 
@@ -325,7 +341,7 @@ TENSOR_ONLY_METHODS = frozenset((
     "unfold fold nan_to_num isnan isinf isfinite logical_not logical_and logical_or "
     "eq ne gt ge lt le sign floor_divide cummax cummin cumprod logcumsumexp tril triu diag_embed "
     "pin_memory record_stream data_ptr storage untyped_storage get_device is_contiguous stride storage_offset "
-    "requires_grad_ retain_grad register_hook"
+    "requires_grad_ retain_grad register_hook type"
 ).split())
 
 #: methods tensors share with dicts (sparse ``t.values()``): on a value only maybe a tensor, the
@@ -386,8 +402,10 @@ FORWARDING_WRAPPERS = {
     "torch.utils.checkpoint.checkpoint": (0, 1, frozenset({
         "use_reentrant", "context_fn", "determinism_check", "debug", "preserve_rng_state"})),
 }
+#: (not ``torch.jit.ignore``/``torch.jit.unused``: they are TorchScript's; measured on torch 2.13, dynamo traces
+#: into such a function and breaks the graph at the line inside it)
 DISABLE_DECORATORS = frozenset({
-    "torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo", "torch.jit.unused", "torch.jit.ignore",
+    "torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
 })
 KERNEL_DECORATOR_PREFIXES = ("triton.", "numba.", "numba", "cupy.", "taichi.", "warp.", "jax.")
 KERNEL_DECORATOR_NAMES = frozenset({"jit", "njit", "autotune", "heuristics", "kernel", "vectorize", "guvectorize",

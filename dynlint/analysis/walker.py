@@ -1075,11 +1075,26 @@ class Analyzer:
             return _NOT_PASSED
         passed = dict(zip(params, node.args))
         passed.update((k.arg, k.value) for k in node.keywords)
-        if not returned <= passed.keys():
-            return _NOT_PASSED
-        kind, maybe = self.kind(passed[next(iter(sorted(returned)))]), False
+        values = []
         for name in sorted(returned):
-            value = passed[name]
+            called = name.endswith("()")
+            value = passed.get(name[:-2] if called else name)
+            if value is None:
+                return _NOT_PASSED
+            if called:
+                # `return d() if callable(d) else d`: a lambda passed gives what its body gives; a constant
+                # is never called (the other branch returns it); anything else may be called to anything
+                if type(value) is ast.Lambda:
+                    value = value.body
+                elif type(value) is ast.Constant:
+                    continue
+                else:
+                    return _NOT_PASSED
+            values.append(value)
+        if not values:
+            return _NOT_PASSED
+        kind, maybe = self.kind(values[0]), False
+        for value in values:
             other = self.kind(value)
             if other != kind:
                 kind, joined_maybe = join(kind, other)
@@ -1105,7 +1120,10 @@ class Analyzer:
         if root == "numpy":
             return NDARRAY
         if root != "torch":
-            return None
+            how = ops.TENSOR_PASSING_FUNCTIONS.get(qual)
+            if how is None and qual.startswith(ops.TENSOR_PASSING_NAMESPACES):
+                how = "any"
+            return self._passed_tensor(how, node) if how is not None else None
         if qual.startswith("torch.distributions.") and qual.rsplit(".", 1)[-1][:1].isupper():
             return DISTRIBUTION  # Categorical(probs): its .sample() is a tensor
         if "._" in qual:
@@ -1131,6 +1149,8 @@ class Analyzer:
             return None  # classes: torch.Generator(...), torch.Size(...) handled above
         if last in ops.FULL_REDUCTIONS and len(args) <= 1 and not has_keyword(node, "dim", "axis"):
             return SCALAR_TENSOR
+        if qual in ("torch.any", "torch.all"):
+            return MASK  # torch.any(x, dim=0): a boolean per row, like x.any(0)
         if qual in ops.SEQUENCE_RESULT_FUNCTIONS:
             return (SEQ, TENSOR)
         if qual in ops.DTYPE_PRESERVING_FUNCTIONS and args and self.kind(args[0]) == MASK \
@@ -1138,6 +1158,27 @@ class Analyzer:
             return MASK  # torch.ones_like(mask) is a boolean tensor too
         if self._asks_for_bool(node):
             return MASK  # torch.zeros(n, dtype=torch.bool)
+        return TENSOR
+
+    def _passed_tensor(self, how: str, node: ast.Call):
+        """What a ``TENSOR_PASSING_FUNCTIONS`` call gives: a tensor (a mask, a pair, a list of them) when
+        it is given one, a maybe when that is a maybe, unknown otherwise (einops takes numpy too)."""
+        args = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if how == "any":
+            given = [a for a in args if self.kind(a) in TENSORISH]
+        else:
+            first = args[:1]
+            given = [a for a in first if self.kind(a) in TENSORISH or element_kind(self.kind(a)) in TENSORISH]
+        if not given:
+            return None
+        if all(self.uncertain(a) for a in given):
+            self._maybe_calls.add(id(node))
+        if how == "pack":
+            return (TUPLE, TENSOR, PY)
+        if how == "unpack":
+            return (SEQ, TENSOR)
+        if how == "same" and self.kind(given[0]) == MASK:
+            return MASK
         return TENSOR
 
     def _asks_for_bool(self, node: ast.Call) -> bool:
@@ -1412,6 +1453,9 @@ class Analyzer:
             maybe = kind in _MAYBE_ANNOTATIONS
             if maybe:
                 kind = TENSOR
+            elif type(kind) is tuple:
+                # dict[str, Tensor | Any]: the items are maybe tensors, and so (as a whole) is the container
+                kind, maybe = _without_maybe(kind)
             if kind == PY and annotation is not None and self.qualname(annotation) in _BARE_CONTAINERS:
                 # a bare `tuple`/`list`/`dict` says nothing of its items: what the callers pass does
                 # (flair's ViterbiLoss.forward(features_tuple: tuple): (features, lengths, transitions))
@@ -1619,6 +1663,8 @@ class Analyzer:
         maybe = kind in _MAYBE_ANNOTATIONS
         if maybe:
             kind = TENSOR
+        elif type(kind) is tuple:
+            kind, maybe = _without_maybe(kind)
         elif kind is None and node.value is not None:
             kind = self.kind(node.value)
             maybe = self.uncertain(node.value)
@@ -2256,6 +2302,16 @@ _PLAIN_TYPES = frozenset({"list", "tuple", "dict", "int", "float", "bool", "str"
                           "collections.abc.Mapping", "typing.Mapping"})
 _MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see _annotation_kind)
 _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
+
+
+def _without_maybe(kind) -> tuple:
+    """(the kind with every nested ``_MAYBE_TENSOR`` made a tensor, whether there was one)."""
+    if kind == _MAYBE_TENSOR:
+        return TENSOR, True
+    if type(kind) is not tuple or kind[0] == OBJ:
+        return kind, False
+    parts = [_without_maybe(part) for part in kind[1:]]
+    return (kind[0], *(part for part, _ in parts)), any(found for _, found in parts)
 _COMPILING = "compiling"
 _NOT_COMPILING = "not compiling"
 
@@ -2418,7 +2474,9 @@ def _passthrough_functions(body) -> dict[str, tuple[tuple[str, ...], frozenset[s
     """Module-level functions whose every ``return`` gives back one of their parameters (``return val
     if exists(val) else d``, ``return a or b``, ``return x``): name -> (positional parameter names,
     the parameters returned).  Helpers like lucidrains' ``default``/``cast_tuple`` pass through
-    whatever they are given, so each call's result is what that call passes."""
+    whatever they are given, so each call's result is what that call passes.  A parameter called
+    without arguments (``return d() if callable(d) else d``) is returned as ``"d()"``: what the lambda
+    passed for it gives."""
     found = {}
     for statement in body:
         if type(statement) is not ast.FunctionDef or statement.decorator_list or len(statement.body) > 4 \
@@ -2456,6 +2514,10 @@ def _returns_parameters(value: ast.expr, names: set[str], returned: set[str]) ->
         return _returns_parameters(value.body, names, returned) and _returns_parameters(value.orelse, names, returned)
     if type(value) is ast.BoolOp and isinstance(value.op, ast.Or):
         return all(_returns_parameters(v, names, returned) for v in value.values)
+    if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id in names \
+            and not value.args and not value.keywords:
+        returned.add(value.func.id + "()")  # `d()`: a factory passed for the default (`lambda: torch.ones(n)`)
+        return True
     return False
 
 
@@ -2535,6 +2597,9 @@ def _tensor_method_kind(receiver, method: str, node: ast.Call, asks_for_bool: bo
         return MASK  # x.new_zeros(n, dtype=torch.bool), x.to(torch.bool)
     if method in ops.SIZE_METHODS:
         return SIZE
+    if method == "type" and (node.args or node.keywords):
+        # x.type(torch.int64) converts like .to(); a bare x.type() names the type (a str)
+        return SCALAR_TENSOR if receiver == SCALAR_TENSOR else TENSOR
     if method in ops.RANK_METHODS or method in ops.META_METHODS:
         return PY
     if method in ops.DATA_METHODS:

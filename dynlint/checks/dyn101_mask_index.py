@@ -32,6 +32,9 @@ def check(a, node: ast.Subscript) -> None:
 
 
 def _named_as_mask(element: ast.expr) -> bool:
-    """``x[valid_mask]``, ``boxes[keep]``: a tensor indexed by a value its author named a mask."""
+    """``x[valid_mask]``, ``boxes[keep]``: a tensor indexed by a value its author named a mask, or by a
+    row of one (``samples[seq_mask[i]]``)."""
+    if type(element) is ast.Subscript and type(element.slice) is not ast.Slice:
+        element = element.value
     name = element.id if type(element) is ast.Name else element.attr if type(element) is ast.Attribute else None
     return name is not None and ops.MASK_NAME_RE.search(name) is not None and ops.INDEX_NAME_RE.search(name) is None
