@@ -407,6 +407,9 @@ FORWARDING_WRAPPERS = {
 DISABLE_DECORATORS = frozenset({
     "torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
 })
+#: decorators that turn autograd off for a whole function: on a module-level function, sampling,
+#: decoding, evaluation helpers (on a method they also mark target assignment and optimizer steps)
+NO_GRAD_DECORATORS = frozenset({"torch.no_grad", "torch.inference_mode"})
 KERNEL_DECORATOR_PREFIXES = ("triton.", "numba.", "numba", "cupy.", "taichi.", "warp.", "jax.")
 KERNEL_DECORATOR_NAMES = frozenset({"jit", "njit", "autotune", "heuristics", "kernel", "vectorize", "guvectorize",
                                     "cfunc", "stencil"})

@@ -37,6 +37,7 @@ FunctionRecord = tuple
 COMPILED = "compiled"     # @torch.compile, or passed to torch.compile/checkpoint/vmap
 DISABLED = "disabled"     # @torch.compiler.disable / @torch._dynamo.disable: always runs eagerly
 KERNEL = "kernel"         # @triton.jit, @numba.jit, @cuda.jit: not PyTorch code at all
+NO_GRAD = "no_grad"       # a module-level function under @torch.no_grad() / @torch.inference_mode()
 
 # call contexts (where a call stands in its caller)
 CALL = "call"             # an ordinary call

@@ -12,7 +12,7 @@
   ``collate_fn``/``worker_init_fn`` callbacks, ``nn.Module`` construction
   (``__init__``, weight initialisation), module methods that merge, fuse or load weights
   (``merge*``/``unmerge*``/``fuse*``, ``load_state_dict``) or pre-process inputs (``tokenize``,
-  ``preprocess``), ``@torch.compiler.disable``
+  ``preprocess``), module-level ``@torch.no_grad()`` functions, ``@torch.compiler.disable``
   functions, GPU kernels, code under ``if not torch.compiler.is_compiling():``
   and the like, code that runs a model from outside its forward (a value named
   like a model: ``model``/``net``/``unet``/``*_model``...) and every method of a
@@ -38,7 +38,7 @@ from collections import deque
 
 from dynlint import ops
 from dynlint.analysis.facts import (
-    FORWARD, HOST, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TO_HOST, ROOT_TRAIN, TRAIN, ProjectFacts,
+    FORWARD, HOST, NO_GRAD, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TO_HOST, ROOT_TRAIN, TRAIN, ProjectFacts,
 )
 
 COMPILED = "compiled"
@@ -91,6 +91,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             disabled.add(function_id)
             host.add(function_id)
         owner, _, name = function_id.rpartition(".")
+        if NO_GRAD in flags:
+            host.add(function_id)  # a module-level @torch.no_grad() function: sampling, decoding, evaluation
         if name.startswith(ops.HOST_FUNCTION_PREFIXES) or name in ops.REPR_METHODS:
             host.add(function_id)  # plot_losses, visualize_attention, __repr__, extra_repr
             plots.add(function_id)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from dynlint import checks, ops
 from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
-    CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
+    CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, NO_GRAD, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
     ROOT_TO_HOST, ROOT_TRAIN, TRAIN,
     Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call,
 )
@@ -1365,6 +1365,8 @@ class Analyzer:
                 flags.add(COMPILED)
             elif qual in ops.DISABLE_DECORATORS:
                 flags.add(DISABLED)
+            elif qual in ops.NO_GRAD_DECORATORS and self.scope is self.module_scope and not self.classes:
+                flags.add(NO_GRAD)
             elif (qual.startswith(ops.KERNEL_DECORATOR_PREFIXES) or _chain_root(target) in ("cuda", "triton", "numba", "nb", "tl")) \
                     and last in ops.KERNEL_DECORATOR_NAMES:
                 flags.add(KERNEL)
