@@ -356,16 +356,16 @@ class Analyzer:
         self.places.append((self._function_id(), self.context))
 
     def on_error_path(self) -> bool:
-        """The node being walked only runs when the code is about to fail: inside ``raise ...``, in an
-        ``assert``'s message, or in a statement of a block that ends by raising (``if bad: print(t.sum());
-        raise ...``, ``first = mask.nonzero()[0].item(); raise RuntimeError(f"... {first}")``).  The test
-        that leads there is not on it."""
+        """The node being walked only runs when the code is about to fail, or only checks that it does
+        not: inside ``raise ...``, anywhere in an ``assert`` (measured on torch 2.13: dynamo turns an
+        assert into a runtime assertion inside the graph, even one that calls ``.item()``, ``nonzero()``
+        or ``unique()``: no break), or in a statement of a block that ends by raising (``if bad:
+        print(t.sum()); raise ...``, ``first = mask.nonzero()[0].item(); raise RuntimeError(f"... {first}")``).
+        The test that leads to a raise is not on it."""
         stack = self.stack
-        for index, node in enumerate(stack):
+        for node in stack:
             t = type(node)
-            if t is ast.Raise:
-                return True
-            if t is ast.Assert and index + 1 < len(stack) and stack[index + 1] is node.msg:
+            if t is ast.Raise or t is ast.Assert:
                 return True
         for index in range(len(stack) - 1, 0, -1):
             if isinstance(stack[index], ast.stmt):
@@ -1948,7 +1948,7 @@ class Analyzer:
     visit_Try = visit_TryStar = visit_Match = _visit_in_control
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        # assert is input validation: no branch rule; host syncs inside are still syncs
+        # input validation: no device rule reports inside it (see on_error_path)
         self.generic_visit(node)
 
     def visit_With(self, node) -> None:
@@ -2258,7 +2258,20 @@ class Analyzer:
         """Whether a branch test's outcome depends on tensor values."""
         t = type(test)
         if t is ast.BoolOp:
-            return any(self.depends_on_values(v) for v in test.values)
+            if not isinstance(test.op, ast.And):
+                return any(self.depends_on_values(v) for v in test.values)
+            # `isinstance(self.value, list) and self.value`: past the isinstance test the value is a list
+            plain: set[str] = set()
+            for value in test.values:
+                operand = value.operand if type(value) is ast.UnaryOp and isinstance(value.op, ast.Not) else value
+                if plain and ast.dump(operand) in plain:
+                    continue
+                checked = self._plain_isinstance(value)
+                if checked is not None:
+                    plain.add(checked)
+                elif self.depends_on_values(value):
+                    return True
+            return False
         if t is ast.UnaryOp and isinstance(test.op, ast.Not):
             return self.depends_on_values(test.operand)
         if t is ast.Compare:
@@ -2272,6 +2285,16 @@ class Analyzer:
                 return any(self.value_kind(c) in TENSORISH for c in test.comparators)
             return any(self._value_dependent(v) for v in [test.left, *test.comparators])
         return self._value_dependent(test)
+
+    def _plain_isinstance(self, node: ast.expr) -> str | None:
+        """``isinstance(x, list)`` (a type that is no tensor): the dump of ``x``; None for anything else."""
+        if type(node) is not ast.Call or type(node.func) is not ast.Name or node.func.id != "isinstance" \
+                or len(node.args) != 2 or node.keywords:
+            return None
+        types = _isinstance_types(node.args[1])
+        if not types or any(self.qualname(side) not in _PLAIN_TYPES for side in types):
+            return None
+        return ast.dump(node.args[0])
 
     def _value_dependent(self, node: ast.expr) -> bool:
         """A tensor value, or data read from one right here (``t.item() > 0``).  A name holding
