@@ -356,16 +356,18 @@ class Analyzer:
         self.places.append((self._function_id(), self.context))
 
     def on_error_path(self) -> bool:
-        """The node being walked only runs when the code is about to fail, or only checks that it does
-        not: inside ``raise ...``, anywhere in an ``assert`` (measured on torch 2.13: dynamo turns an
-        assert into a runtime assertion inside the graph, even one that calls ``.item()``, ``nonzero()``
-        or ``unique()``: no break), or in a statement of a block that ends by raising (``if bad:
-        print(t.sum()); raise ...``, ``first = mask.nonzero()[0].item(); raise RuntimeError(f"... {first}")``).
-        The test that leads to a raise is not on it."""
+        """The node being walked only runs when the code is about to fail: inside ``raise ...``, in an
+        ``assert``'s message, or in a statement of a block that ends by raising (``if bad: print(t.sum());
+        raise ...``, ``first = mask.nonzero()[0].item(); raise RuntimeError(f"... {first}")``).  The test
+        that leads there is not on it, nor is an assert's test: under torch.compile dynamo makes it a
+        runtime assertion in the graph (measured on torch 2.13), but in eager, Gaudi lazy or XLA mode
+        ``assert t.all().item()`` still copies the value to the host every step."""
         stack = self.stack
-        for node in stack:
+        for index, node in enumerate(stack):
             t = type(node)
-            if t is ast.Raise or t is ast.Assert:
+            if t is ast.Raise:
+                return True
+            if t is ast.Assert and index + 1 < len(stack) and stack[index + 1] is node.msg:
                 return True
         for index in range(len(stack) - 1, 0, -1):
             if isinstance(stack[index], ast.stmt):
@@ -1948,7 +1950,7 @@ class Analyzer:
     visit_Try = visit_TryStar = visit_Match = _visit_in_control
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        # input validation: no device rule reports inside it (see on_error_path)
+        # assert is input validation: no branch rule; host syncs inside are still syncs (see on_error_path)
         self.generic_visit(node)
 
     def visit_With(self, node) -> None:
