@@ -441,7 +441,10 @@ EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
 HOOK_PREFIXES = ("on_",)
 HOOK_SUFFIXES = ("_epoch_end", "_epoch_start")
 #: evaluation methods of modules (``Node2Vec.test``, ``model.evaluate(loader)``): they run the model eagerly
-EVAL_METHODS = frozenset({"test", "evaluate", "generate"})  # generate: the decoding loop that calls forward
+EVAL_METHODS = frozenset({"test", "evaluate", "generate", "inference"})  # generate: the decoding loop that calls forward
+#: methods of any class (a module or not) named as decoding loops (fairseq's
+#: ``IterativeRefinementGenerator.generate``); not ``_generate_targets``-style helpers of losses
+GENERATE_METHODS = frozenset({"generate", "_generate"})
 #: module methods the step never runs unless its forward calls them: text and input pre-processing
 #: (``Transformer.tokenize``/``preprocess``).  Not ``predict``/``postprocess``: OpenMMLab's
 #: ``forward(mode="predict")`` runs a head's ``predict`` and its post-processing inside the forward
@@ -545,6 +548,9 @@ HOST_MODULE_PARTS = frozenset({
     # evaluation code: evaluators run a model over a dataset and score it (sentence-transformers'
     # evaluation/, OpenMMLab's evaluation/ metrics)
     "evaluation", "evaluator", "evaluators",
+    # decoding loops (whisper's decoding.py, gliner's decoding/; not beam_search.py: allennlp's T5 forward
+    # runs its beam search), model-hub wrappers, data processors (gliner's data_processing/, fairseq's processors/)
+    "decoding", "hub", "processors", "processor", "processing", "preprocessing",
     # profiling and benchmarking helpers
     "profile", "profiler", "profiling",
 })
@@ -555,6 +561,7 @@ HOST_MODULE_WORDS = frozenset({
     "plot", "plots", "plotting", "dataset", "datasets", "export", "exporters", "benchmark", "benchmarks",
     "loader", "loaders", "sampler", "samplers", "transforms", "pipeline", "pipelines", "inference", "callbacks",
     "inferencer", "inferencers", "evaluation", "evaluator", "evaluators",
+    "hub", "decoding", "processing", "processor", "processors", "preprocessing",
 })
 #: the plotting ones among them: a plot made from a training loop is made at a few chosen steps, not
 #: as part of the step (a training loop reaching it does not make it training code)

@@ -18,7 +18,8 @@
   like a model: ``model``/``net``/``unet``/``*_model``...) and every method of a
   class (not an ``nn.Module``) that does, with its subclasses (pipelines,
   predictors, validators, trainers), Lightning's evaluation steps, module
-  evaluation methods (``test``, ``evaluate``) and hooks (``on_*``, ``*_epoch_end``),
+  evaluation methods (``test``, ``evaluate``, ``inference``), ``generate`` methods of any class
+  (decoding loops) and hooks (``on_*``, ``*_epoch_end``),
   ``*Callback`` classes, ``fit`` methods, ``plot*``/``visualize*`` functions, code that moves tensors
   to the CPU on purpose (``.cpu()``, ``.numpy()``, in an ``nn.Module`` outside its
   ``forward``: metrics, plots, export), code in modules whose path says host code (tests,
@@ -93,6 +94,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
         owner, _, name = function_id.rpartition(".")
         if NO_GRAD in flags:
             host.add(function_id)  # a module-level @torch.no_grad() function: sampling, decoding, evaluation
+        if owner in table.classes and name in ops.GENERATE_METHODS:
+            host.add(function_id)  # a decoding loop, in a module or not
         if name.startswith(ops.HOST_FUNCTION_PREFIXES) or name in ops.REPR_METHODS:
             host.add(function_id)  # plot_losses, visualize_attention, __repr__, extra_repr
             plots.add(function_id)

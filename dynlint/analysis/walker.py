@@ -2096,10 +2096,17 @@ class Analyzer:
             # code that runs a model from outside its forward (a pipeline, a predictor, an eval
             # loop), or that moves tensors to the CPU on purpose (.cpu(), .numpy(): metrics, plots,
             # export), runs eagerly on the host, unless a compiled or training path reaches it
-            noted = (root, self._function_id())
-            if noted not in self._drivers:
-                self._drivers.add(noted)
-                self.produced.roots.append((root, ref_function(noted[1])))
+            owners = [self._function_id()]
+            if root == ROOT_DRIVER:
+                # a nested helper that runs the model (whisper's transcribe: decode_with_fallback calls
+                # model.decode) makes the function around it a driver too
+                owners.extend(scope.id for scope in self.scopes[1:-1]
+                              if scope.node is not None and scope.id != owners[0] and scope.name != "<lambda>")
+            for owner in owners:
+                noted = (root, owner)
+                if noted not in self._drivers:
+                    self._drivers.add(noted)
+                    self.produced.roots.append((root, ref_function(owner)))
         positional, own_keywords = node.args, ()
         if qual is not None and not self._is_project(qual):
             if qual == "functools.partial" and node.args and not isinstance(node.args[0], ast.Starred):
