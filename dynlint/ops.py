@@ -460,6 +460,15 @@ FIT_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})
 REPR_METHODS = frozenset({"__repr__", "__str__", "__format__", "extra_repr", "__nice__", "__rich_repr__"})
 #: functions and methods that plot or visualise (``plot_prediction``, ``visualize_attention``)
 HOST_FUNCTION_PREFIXES = ("plot", "visualize", "visualise", "_plot", "_visualize", "_visualise")
+#: words of a function's name (between underscores) that say export code: run once, eagerly
+#: (``cif_v1_export``, ``export_onnx``, ``to_onnx``)
+HOST_FUNCTION_WORDS = frozenset({"export", "onnx"})
+#: name endings of classes (not nn.Modules) that run a model for inference: every method is host code
+#: unless compiled or training code reaches it (chronos' ``BaseChronosPipeline``, whisper's
+#: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``)
+INFERENCE_CLASS_SUFFIXES = ("Pipeline", "Predictor", "Inferencer", "Generator", "Decoder")
+#: bases that say nothing of what a class is (the last part of the base's name)
+PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple"})
 
 #: receivers whose ``.step()`` is an optimizer step (optimizer, opt, scaler...)
 OPTIMIZER_NAME_HINTS = ("optim", "opt.", "scaler", "opt_")

@@ -96,11 +96,16 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             host.add(function_id)  # a module-level @torch.no_grad() function: sampling, decoding, evaluation
         if owner in table.classes and name in ops.GENERATE_METHODS:
             host.add(function_id)  # a decoding loop, in a module or not
+        if not ops.HOST_FUNCTION_WORDS.isdisjoint(name.strip("_").split("_")):
+            host.add(function_id)  # export code: cif_v1_export, export_onnx
         if name.startswith(ops.HOST_FUNCTION_PREFIXES) or name in ops.REPR_METHODS:
             host.add(function_id)  # plot_losses, visualize_attention, __repr__, extra_repr
             plots.add(function_id)
         if owner in table.classes:
             class_flags = table.class_flags(owner)
+            if owner.endswith(ops.INFERENCE_CLASS_SUFFIXES) and class_flags and not class_flags[0] \
+                    and _plain_class(table, owner):
+                host.add(function_id)  # a pipeline, predictor or decoding driver that is no nn.Module
             if class_flags and class_flags[0]:
                 if name in ("forward", "__call__"):
                     compiled.add(function_id)
@@ -144,6 +149,16 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     regions[target] = region
                     pending.append(target)
     return regions
+
+
+def _plain_class(table: ProjectFacts, class_id: str) -> bool:
+    """Every base of the class, through its project bases, is a project class or a plain Python base
+    (``object``, ``ABC``, ``Generic``...): no base this run cannot see may make it an nn.Module."""
+    for owner in table.mro(class_id):
+        for base in table.classes[owner][0]:
+            if table.resolve(base) is None and base.rpartition(".")[2] not in ops.PLAIN_BASES:
+                return False
+    return True
 
 
 def _driver_class_methods(table: ProjectFacts, drivers: set[str]) -> list[str]:
