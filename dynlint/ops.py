@@ -308,6 +308,14 @@ PAD_TO_LONGEST_VALUES = (True, "longest")
 
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 
+#: string keys of a batch (or model output) dict whose entries are tensors by convention (Hugging Face's
+#: model inputs and outputs): ``batch["input_ids"]`` of a dict the analysis knows nothing of is a maybe-tensor
+TENSOR_ITEM_KEYS = frozenset({
+    "input_ids", "attention_mask", "labels", "token_type_ids", "position_ids", "pixel_values",
+    "decoder_input_ids", "decoder_attention_mask", "input_features", "input_values", "inputs_embeds",
+    "logits", "loss", "pixel_mask",
+})
+
 #: functions of other libraries that give back a tensor of what they are given: qualname -> how.
 #: ``"same"``: the kind of the first argument (a mask stays a mask: ``rearrange(mask, 'b n -> (b n)')``;
 #: a list of tensors is stacked into one); ``"reduce"``: a tensor when the first argument is one;

@@ -795,7 +795,10 @@ class Analyzer:
         if t is ast.Name:
             return self._is_maybe(node.id)
         if t is ast.Subscript:
-            return self.uncertain(node.value)
+            if self.uncertain(node.value):
+                return True
+            self.kind(node)
+            return id(node) in self._maybe_calls
         if t is ast.BinOp:
             left, right = self.uncertain(node.left), self.uncertain(node.right)
             if left and right:
@@ -894,6 +897,12 @@ class Analyzer:
                 if base[0] == DICT:
                     return base[1]
                 return item_kind(base, constant)
+            index = node.slice
+            if base is None and type(index) is ast.Constant and index.value in ops.TENSOR_ITEM_KEYS:
+                # batch["input_ids"], inputs["attention_mask"]: the model-input entries of a batch dict
+                # (Hugging Face's names) hold tensors; a maybe, since nothing here says what the dict is
+                self._maybe_calls.add(id(node))
+                return TENSOR  # not a mask: Hugging Face's attention masks hold 0/1 integers
             return None
         if t is ast.BinOp:
             return _combine_binop(self.kind(node.left), self.kind(node.right), node.op)
