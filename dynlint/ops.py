@@ -308,6 +308,19 @@ PAD_TO_LONGEST_VALUES = (True, "longest")
 
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 
+#: a call of a distinctive method name on a receiver of unknown type resolves to the project's methods
+#: of that name when there are at most this many (regions follow all; parameters take what is passed
+#: only when there is one)
+NAMED_CALL_CANDIDATES = 3
+#: method names too common to say which class defines them (framework hooks, container and config API)
+GENERIC_METHOD_NAMES = frozenset({
+    "state_dict", "load_state_dict", "named_parameters", "named_modules", "named_children", "named_buffers",
+    "register_buffer", "register_parameter", "zero_grad", "get_config", "from_config", "to_dict", "from_dict",
+    "from_pretrained", "save_pretrained", "get_output", "get_input", "reset_parameters", "init_weights",
+    "extra_repr", "set_epoch", "get_lr", "get_last_lr", "add_module", "train_step", "val_step", "test_step",
+    "training_step", "validation_step", "predict_step", "log_dict", "get_logger", "set_attributes",
+})
+
 #: string keys of a batch (or model output) dict whose entries are tensors by convention (Hugging Face's
 #: model inputs and outputs): ``batch["input_ids"]`` of a dict the analysis knows nothing of is a maybe-tensor
 TENSOR_ITEM_KEYS = frozenset({

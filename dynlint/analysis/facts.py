@@ -118,6 +118,11 @@ def ref_module_call(class_id: str) -> tuple:
     return ("mod", class_id)
 
 
+def ref_named(method: str) -> tuple:
+    """A call of ``method`` on a receiver of unknown type: the project's methods of that name."""
+    return ("n", method)
+
+
 # --- joins --------------------------------------------------------------------------------
 
 def join_contributions(contributions) -> tuple | None:
@@ -188,6 +193,21 @@ class ProjectFacts:
         self._mro: dict[str, list[str]] = {}
         self._children: dict[str, list[str]] | None = None
         self._callees: dict[tuple, tuple] = {}
+        self._by_method_name: dict[str, list[str]] | None = None
+
+    def methods_named(self, name: str) -> list[str]:
+        """The project's methods (of any class) with this name: the candidates of a call on a receiver
+        of unknown type (``self.loss.process_slcwa_scores(...)``); a name shared by more than
+        ``ops.NAMED_CALL_CANDIDATES`` methods resolves to none."""
+        if self._by_method_name is None:
+            found: dict[str, list[str]] = {}
+            for function_id in self.functions:
+                owner, _, method = function_id.rpartition(".")
+                if owner in self.classes:
+                    found.setdefault(method, []).append(function_id)
+            self._by_method_name = found
+        candidates = self._by_method_name.get(name, ())
+        return list(candidates) if len(candidates) <= ops.NAMED_CALL_CANDIDATES else []
 
     def modules(self) -> list[str]:
         return [facts.module for facts in self.files]
@@ -414,6 +434,9 @@ class ProjectFacts:
             if owner is None:
                 return None, True
             return self.method(owner, "forward") or self.method(owner, "__call__"), True
+        if tag == "n":
+            candidates = self.methods_named(ref[1])
+            return (candidates[0] if len(candidates) == 1 else None), True
         return None, False
 
     def _solve_params(self) -> dict[tuple[str, str], tuple]:

@@ -243,6 +243,8 @@ def _module_finder(table: ProjectFacts):
 def _targets(table: ProjectFacts, ref: tuple) -> list[str]:
     """What a call may run: the function it resolves to and, for a method called on an
     instance, the overrides in the project's subclasses (the instance may be one)."""
+    if ref[0] == "n":
+        return table.methods_named(ref[1])  # a distinctive method name on a receiver of unknown type
     target, _ = table.callee(ref)
     targets = [target] if target is not None else []
     if ref[0] in ("m", "mod"):

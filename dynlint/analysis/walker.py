@@ -31,7 +31,7 @@ from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
     CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, NO_GRAD, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
     ROOT_TO_HOST, ROOT_TRAIN, TRAIN,
-    Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call,
+    Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call, ref_named,
 )
 from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
     DATA, DATA_DERIVED, DICT, DISTRIBUTION, MASK, MODULE, NDARRAY, NOT_TENSOR, OBJ, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH,
@@ -2088,9 +2088,12 @@ class Analyzer:
                 if attr_kind is None:
                     return ref_method(info.id, func.attr)
                 return None
-            owner = obj_class(self.kind(receiver))
+            receiver_kind = self.kind(receiver)
+            owner = obj_class(receiver_kind)
             if owner is not None:
                 return ref_method(owner, func.attr)
+            if receiver_kind is None and _distinctive_method(func.attr):
+                return ref_named(func.attr)  # self.loss.process_slcwa_scores(...): by the method's name
             return None
         owner = obj_class(self.kind(func))
         if owner is not None and call:
@@ -2511,6 +2514,14 @@ def _join_paths(previous, was_maybe: bool, was_partial: bool, kind, maybe: bool,
         or was_partial or partial
     kind, join_maybe = join(previous, kind)
     return kind, maybe or join_maybe or was_maybe, sure_tensor and kind in TENSORISH
+
+
+def _distinctive_method(name: str) -> bool:
+    """A method name specific enough to find its definition by name alone when the receiver's type is
+    unknown: a word-joined name (``process_slcwa_scores``, ``_get_targets_single``), no tensor method,
+    no name every other object has (``update``, ``step``, ``get_config``)."""
+    return "_" in name.strip("_") and len(name) >= 10 and name not in TENSOR_API \
+        and name not in ops.GENERIC_METHOD_NAMES and not name.startswith("__")
 
 
 def _passthrough_functions(body) -> dict[str, tuple[tuple[str, ...], frozenset[str]]]:
