@@ -14,7 +14,10 @@ import sys
 from dynlint import __version__
 from dynlint.errors import UsageError  # noqa: F401 - re-exported for callers of the old location
 
-COMMAND_MODULES = ("check", "rule", "clean", "buckets", "confirm")
+#: command -> the module of ``dynlint/commands`` that registers it (``fix`` is registered by ``check``)
+_MODULE_OF = {"check": "check", "fix": "check", "rule": "rule", "clean": "clean", "buckets": "buckets",
+              "confirm": "confirm"}
+COMMAND_MODULES = tuple(dict.fromkeys(_MODULE_OF.values()))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,17 +26,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"dynlint: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or (``command``: the one the command line names) only of the
+    module that registers it: a warm-cache check should not import the others."""
     parser = _Parser(prog="dynlint", description="Find, fix and confirm dynamic shapes in PyTorch code.")
     parser.add_argument("--version", action="version", version=f"dynlint {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    names = (_MODULE_OF[command],) if command in _MODULE_OF else COMMAND_MODULES
+    for name in names:
         importlib.import_module(f"dynlint.commands.{name}").register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

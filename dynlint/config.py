@@ -156,18 +156,47 @@ def resolve_selection(layers: Iterable[tuple[list[str] | None, list[str], list[s
 
 # --- pyproject.toml ------------------------------------------------------------
 
-def _read_toml(path: str) -> dict:
+def _read_toml(path: str, *, searching: bool = False) -> dict:
+    """The TOML at ``path``.  ``searching``: a pyproject.toml met while looking for the project's
+    config; one that never says ``dynlint`` holds no ``[tool.dynlint]`` table and is not parsed
+    (nor the TOML module imported: a warm-cache check is mostly start-up)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    if searching and not _may_hold_dynlint_table(data):
+        return {}
     try:
         import tomllib
     except ModuleNotFoundError:  # Python < 3.11
         import tomli as tomllib
+    import io
+
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except OSError as exc:
-        raise UsageError(f"cannot read config {path}: {exc.strerror or exc}") from None
+        return tomllib.load(io.BytesIO(data))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"invalid TOML in {path}: {exc}") from None
+
+
+_TABLE_HINTS = (
+    re.compile(rb"""(?m)^[ \t]*\[\[?[ \t]*tool[ \t]*\.[ \t]*["']?dynlint\b"""),  # [tool.dynlint], [tool."dynlint".x]
+    re.compile(rb"""(?m)^[ \t]*tool[ \t]*\.[ \t]*["']?dynlint\b"""),  # tool.dynlint.select = [...] (dotted keys)
+    re.compile(rb"""(?m)^[ \t]*tool[ \t]*="""),  # tool = { dynlint = {...} }
+)
+_TOOL_HEADER = re.compile(rb"""(?m)^[ \t]*\[[ \t]*tool[ \t]*\]""")
+_DYNLINT_KEY = re.compile(rb"""(?m)^[ \t]*["']?dynlint["']?[ \t]*[.=]""")
+
+
+def _may_hold_dynlint_table(data: bytes) -> bool:
+    """Whether a pyproject.toml's text may hold a ``[tool.dynlint]`` table, in any TOML spelling
+    (a header, dotted keys, a ``[tool]`` table with a ``dynlint`` key, an inline ``tool`` table).
+    Never false for a file that holds one; true for some that do not (they are then parsed)."""
+    if b"dynlint" not in data:
+        return False
+    if any(hint.search(data) for hint in _TABLE_HINTS):
+        return True
+    return bool(_TOOL_HEADER.search(data) and _DYNLINT_KEY.search(data))
 
 
 def _tool_section(data: dict) -> dict | None:
@@ -186,7 +215,7 @@ def find_pyproject(start: str) -> tuple[str, dict] | None:
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
-            section = _tool_section(_read_toml(candidate))
+            section = _tool_section(_read_toml(candidate, searching=True))
             if section is not None:
                 return candidate, section
         parent = os.path.dirname(directory)

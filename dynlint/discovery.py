@@ -42,11 +42,28 @@ class SourceFile:
 def relative_to_root(path: str, root: str) -> str:
     """``path`` relative to ``root`` with '/' separators (absolute when on another drive)."""
     absolute = os.path.abspath(path)
-    try:
-        rel = os.path.relpath(absolute, os.path.abspath(root))
-    except ValueError:  # Windows: different drives
-        rel = absolute
+    root_absolute = _absolute_root(root)
+    if absolute.startswith(root_absolute) and absolute[len(root_absolute):len(root_absolute) + 1] == os.sep:
+        rel = absolute[len(root_absolute) + 1:]  # the common case, without relpath's own abspath calls
+    else:
+        try:
+            rel = os.path.relpath(absolute, root_absolute)
+        except ValueError:  # Windows: different drives
+            rel = absolute
     return rel.replace(os.sep, "/")
+
+
+def _absolute_root(root: str) -> str:
+    """``os.path.abspath(root)``, once per root and working directory of a run (a check relates
+    every file to the same root)."""
+    key = (root, os.getcwd()) if not os.path.isabs(root) else (root, "")
+    found = _ROOTS.get(key)
+    if found is None:
+        found = _ROOTS[key] = os.path.abspath(root)
+    return found
+
+
+_ROOTS: dict[tuple[str, str], str] = {}
 
 
 def is_skipped_dir(name: str, path: str) -> bool:

@@ -310,6 +310,25 @@ def test_check_path_never_imports_torch_or_libcst(project):
     assert "DYN102" in proc.stdout
 
 
+def test_a_warm_cache_check_imports_neither_the_fix_machinery_nor_other_commands(project):
+    # a warm check is mostly start-up: findings come from the cache, so the fix builders (dynlint.fixes),
+    # the TOML parser (no [tool.dynlint] table) and the other commands' modules stay unimported
+    write(project / "m.py", NONZERO_SRC)
+    write(project / "pyproject.toml", '[project]\nname = "m"\n')
+    assert dynlint("check", "m.py", cwd=project).returncode == 1  # fills the cache
+    code = textwrap.dedent("""
+        import sys
+        from dynlint.cli import main
+        assert main(["check", "m.py"]) == 1
+        loaded = sorted(m for m in sys.modules if m in ("dynlint.fixes", "tomllib", "dynlint.commands.buckets",
+                                                        "dynlint.commands.confirm", "dynlint.commands.rule"))
+        assert not loaded, loaded
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "DYN102" in proc.stdout
+
+
 def test_clean_removes_cache_directories_only(project):
     write(project / ".dynlint_cache" / "0.1.0" / "entry", "x")
     write(project / "sub" / ".dynlint_cache" / "CACHEDIR.TAG", "x")

@@ -226,3 +226,34 @@ def test_opt_in_rules_are_enabled_only_by_their_full_code(project):
         select = ["DYN205"]
     """)
     assert load_settings([], {}).select == {"DYN205"}
+
+
+@pytest.mark.parametrize("body", [
+    '[tool.dynlint]\nselect = ["DYN1"]\n',
+    '[ tool . "dynlint" ]\nselect = ["DYN1"]\n',
+    'tool.dynlint.select = ["DYN1"]\n',
+    '[tool]\ndynlint = { select = ["DYN1"] }\n',
+    '[tool]\ndynlint.select = ["DYN1"]\n',
+    'tool = { dynlint = { select = ["DYN1"] } }\n',
+])
+def test_every_toml_spelling_of_the_table_is_found(project, body):
+    # a pyproject.toml whose text cannot hold the table is not parsed while searching; every spelling
+    # of the table must still be read
+    write_pyproject(project, body)
+    settings = load_settings([str(project)], {})
+    assert settings.source == str(project / "pyproject.toml")
+    assert settings.select == {"DYN101", "DYN102", "DYN103", "DYN104", "DYN105"}
+
+
+def test_a_pyproject_naming_the_package_dynlint_is_no_config(project):
+    # the project's own pyproject (name and script called dynlint, no table) is skipped, like any without one
+    write_pyproject(project, '[project]\nname = "dynlint"\n[project.scripts]\ndynlint = "dynlint.cli:main"\n'
+                             '[tool.hatch.version]\npath = "dynlint/__init__.py"\n')
+    settings = load_settings([str(project)], {})
+    assert settings.source is None
+
+
+def test_a_broken_pyproject_without_the_table_is_skipped_while_searching(project):
+    # nothing in it can be dynlint's config: it is not parsed (a broken one with the table is an error)
+    write_pyproject(project, "[project\nname = 'x'\n")
+    assert load_settings([str(project)], {}).source is None

@@ -187,7 +187,7 @@ def first_fix_unplaceable(monkeypatch):
     from dynlint.diagnostics import Edit, Fix
 
     rule = load_all()["DYN101"]
-    real = rule.fix
+    real = rule.fix_builder()
 
     def build(node, ancestors, ctx):
         fix = real(node, ancestors, ctx)

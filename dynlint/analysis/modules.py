@@ -28,14 +28,22 @@ def module_name(path: str) -> str:
     absolute = os.path.abspath(path)
     directory, filename = os.path.split(absolute)
     stem = filename[:-3] if filename.endswith(".py") else filename[:-4] if filename.endswith(".pyi") else filename
-    parts = [] if stem == "__init__" else [stem]
-    while directory and _is_package(directory):
-        directory, package = os.path.split(directory)
-        parts.append(package)
-        if not package:
-            break
-    parts.reverse()
+    parts = list(_package_parts(directory))
+    if stem != "__init__":
+        parts.append(stem)
     return ".".join(p for p in parts if p) or stem
+
+
+@lru_cache(maxsize=4096)
+def _package_parts(directory: str) -> tuple[str, ...]:
+    """The package names from the outermost package down to ``directory`` (empty when it is no
+    package): shared by every file of the directory."""
+    if not directory or not _is_package(directory):
+        return ()
+    parent, package = os.path.split(directory)
+    if not package:
+        return ()
+    return (*_package_parts(parent), package)
 
 
 def path_aliases(relpath: str, module: str) -> list[str]:

@@ -347,7 +347,7 @@ class Analyzer:
             target = fix_node or node
             ancestors = self.stack[: self.stack.index(target)] if target in self.stack else list(self.stack)
             try:
-                fix = rule.fix(target, ancestors, self)
+                fix = rule.fix_builder()(target, ancestors, self)
             except Exception:
                 if _STRICT:
                     raise

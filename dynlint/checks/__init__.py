@@ -53,7 +53,9 @@ class Rule:
     name: str
     summary: str
     scope: Scope
-    fix: Callable | None = None          # fix builder: (node, ancestors, ctx) -> Fix | None
+    #: fix builder: (node, ancestors, ctx) -> Fix | None, or the name of one in ``dynlint.fixes`` (imported
+    #: when a finding is first fixed: a warm-cache check never imports the fix machinery)
+    fix: Callable | str | None = None
     module: str = ""                     # the unit that declared it
     #: reported only when selected by name or prefix (``extend-select = ["DYN204"]``): rules whose
     #: findings are too often harmless for a default report (ruff's and flake8-bugbear's opt-in rules)
@@ -62,6 +64,14 @@ class Rule:
     #: such a rule subscribes to no event itself
     reported_by: str | None = None
     handlers: dict[str, list] = field(default_factory=dict)
+
+    def fix_builder(self) -> Callable | None:
+        """The fix builder, ``dynlint.fixes``' function when ``fix`` names one."""
+        if isinstance(self.fix, str):
+            from dynlint import fixes
+
+            return getattr(fixes, self.fix)
+        return self.fix
 
     def on_subscript(self, function):
         self._add("subscript", (function, None))
@@ -104,7 +114,7 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, summary: str, *, scope: Scope, fix: Callable | None = None,
+def rule(code: str, name: str, summary: str, *, scope: Scope, fix: Callable | str | None = None,
          opt_in: bool = False, reported_by: str | None = None) -> Rule:
     if code in REGISTRY:
         raise ValueError(f"rule {code} declared twice")

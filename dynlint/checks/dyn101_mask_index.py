@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ast
 
-from dynlint import fixes, ops
+from dynlint import ops
 from dynlint.analysis.kinds import MASK, NDARRAY, TENSOR, TENSORISH, is_not_tensor
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN101", "boolean-mask-index", "Boolean-mask indexing has a data-dependent output shape",
-            scope=Scope.DEVICE, fix=fixes.fix_mask_index)
+            scope=Scope.DEVICE, fix="fix_mask_index")
 
 
 @RULE.on_subscript

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dynlint import fixes, ops
+from dynlint import ops
 from dynlint.checks import Scope, rule
 from dynlint.checks._dynamic_ops import functions_of, methods_of, report_function, report_method
 
 RULE = rule("DYN102", "nonzero", "nonzero/argwhere/one-argument where have a data-dependent output shape",
-            scope=Scope.DEVICE, fix=fixes.fix_nonzero)
+            scope=Scope.DEVICE, fix="fix_nonzero")
 
 
 @RULE.on_call(functions=functions_of("DYN102"), methods=methods_of("DYN102"))

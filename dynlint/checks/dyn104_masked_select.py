@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dynlint import fixes
 from dynlint.checks import Scope, rule
 from dynlint.checks._dynamic_ops import functions_of, methods_of, report_function, report_method
 
 RULE = rule("DYN104", "masked-select", "masked_select has a data-dependent output shape",
-            scope=Scope.DEVICE, fix=fixes.fix_masked_select)
+            scope=Scope.DEVICE, fix="fix_masked_select")
 
 
 @RULE.on_call(functions=functions_of("DYN104"), methods=methods_of("DYN104"))

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import ast
 
-from dynlint import fixes, ops
+from dynlint import ops
 from dynlint.analysis.kinds import TENSORISH
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN202", "data-dependent-branch", "A branch on tensor values breaks the graph", scope=Scope.DEVICE,
-            fix=fixes.fix_raise_branch)
+            fix="fix_raise_branch")
 
 
 @RULE.on_branch

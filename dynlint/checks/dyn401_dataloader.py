@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ast
 
-from dynlint import fixes, ops
+from dynlint import ops
 from dynlint.analysis.syntax import argument, is_constant
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN401", "dataloader-partial-batch", "DataLoader keeps a short last batch",
-            scope=Scope.ANYWHERE, fix=fixes.fix_dataloader)
+            scope=Scope.ANYWHERE, fix="fix_dataloader")
 
 
 @RULE.on_call(functions=ops.DATALOADERS)

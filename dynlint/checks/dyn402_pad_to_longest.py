@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ast
 
-from dynlint import fixes, ops
+from dynlint import ops
 from dynlint.analysis.syntax import is_constant, keyword, keyword_node
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN402", "pad-to-longest", "Padding to the longest item gives one shape per batch",
-            scope=Scope.ANYWHERE, fix=fixes.fix_padding)
+            scope=Scope.ANYWHERE, fix="fix_padding")
 
 
 @RULE.on_call(functions=ops.PAD_SEQUENCE)
@@ -41,6 +41,8 @@ def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
         return
     if not _tokenizer_like(node.func) or _only_feeds_a_warning(a, node):
         return
+    from dynlint import fixes  # the fix machinery, imported only when a check reaches a call like this
+
     if fixes.pads_to_a_fixed_length(node):
         advice = 'use padding="max_length"'
     elif keyword(node, "max_length") is not None and not is_constant(keyword(node, "max_length"), None):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dynlint import fixes, ops
+from dynlint import ops
 from dynlint.analysis.syntax import is_constant, keyword_node
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN501", "compile-dynamic-true", "torch.compile(dynamic=True) compiles everything dynamic",
-            scope=Scope.ANYWHERE, fix=fixes.fix_compile_dynamic)
+            scope=Scope.ANYWHERE, fix="fix_compile_dynamic")
 
 
 @RULE.on_call(functions=ops.COMPILE_FUNCTIONS)
