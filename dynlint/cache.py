@@ -113,6 +113,7 @@ class Cache:
         self._salts: dict[tuple, bytes] = {}
         self._loaded: dict[str, list] = {}   # key -> variants read (or written) during this run
         self.project_digest: str | None = None  # of the project.json this run wrote
+        self.project_stat: list | None = None    # its (size, mtime_ns, inode), to skip re-hashing it
 
     @classmethod
     def open(cls, directory: str, settings: Settings) -> "Cache | None":
@@ -207,6 +208,7 @@ class Cache:
         except (OSError, TypeError, ValueError):
             return None
         self.project_digest = _digest(data)
+        self.project_stat = _stat_signature(os.path.join(self.directory, PROJECT_FILE_NAME))
         return self.project_digest
 
     def load_project(self):
@@ -244,7 +246,8 @@ class Cache:
             with open(self._run_path(key), "rb") as handle:
                 snapshot = json.loads(handle.read())
             files, started = snapshot["files"], snapshot["started"]
-            if len(files) != len(units) or not self._project_unchanged(snapshot["project"]):
+            if len(files) != len(units) or not self._project_unchanged(snapshot["project"],
+                                                                         snapshot.get("project_stat")):
                 return None
             trusted_before = started - int(RACY_S * 1e9)
             for unit, (size, mtime_ns, ctime_ns, key_of_content) in zip(units, files):
@@ -261,12 +264,17 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
             return None
 
-    def _project_unchanged(self, digest: str | None) -> bool:
-        """project.json is still the one the snapshot's run wrote (another run may have replaced it)."""
+    def _project_unchanged(self, digest: str | None, stat: list | None = None) -> bool:
+        """project.json is still the one the snapshot's run wrote (another run may have replaced it):
+        the same (size, mtime_ns, inode) as when it was written (every write replaces the file: a new
+        inode), else the same content."""
         if digest is None:
             return True
+        path = os.path.join(self.directory, PROJECT_FILE_NAME)
+        if stat is not None and _stat_signature(path) == list(stat):
+            return True
         try:
-            with open(os.path.join(self.directory, PROJECT_FILE_NAME), "rb") as handle:
+            with open(path, "rb") as handle:
                 return _digest(handle.read()) == digest
         except OSError:
             return False
@@ -274,6 +282,7 @@ class Cache:
     def store_run(self, key: str, started: int, files: list, results) -> None:
         """Snapshot a run: ``files`` holds (size, mtime_ns, ctime_ns, content key) per unit, as read."""
         snapshot = {"started": started, "files": files, "project": self.project_digest,
+                    "project_stat": self.project_stat,
                     "results": [_result_to_json(result) for result in results]}
         target = self._run_path(key)
         try:
@@ -301,6 +310,14 @@ class Cache:
                 os.unlink(os.path.join(directory, name))
             except OSError:
                 pass
+
+
+def _stat_signature(path: str) -> list | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ino]
 
 
 def _digest(data: bytes) -> str:
