@@ -285,3 +285,26 @@ def test_a_run_snapshot_needs_the_project_facts_it_wrote(project):
     assert (cache_dir / "project.json").read_bytes() != whole
     dynlint("check", cwd=project)
     assert (cache_dir / "project.json").read_bytes() == whole
+
+
+def test_project_facts_replaced_with_the_same_size_are_compared_by_content(project):
+    """The snapshot trusts project.json by (size, mtime, inode); a replacement of the same size (a new
+    inode) is hashed, and other content means the snapshot is not served."""
+    cache_dir = project / CACHE_DIR_NAME
+    expected = dynlint("check", "--output-format", "concise", cwd=project).stdout
+    (snapshot,) = run_snapshots(cache_dir)
+    data = json.loads(snapshot.read_text())
+    assert data["project_stat"] is not None
+    planted = next(result for result in data["results"] if result[2])
+    planted[2][0][1] = "planted"
+    data["started"] += 10**12
+    snapshot.write_text(json.dumps(data))
+    assert "planted" in dynlint("check", "--output-format", "concise", cwd=project).stdout  # trusted by stat
+    facts = cache_dir / "project.json"
+    original = facts.read_bytes()
+    replacement = cache_dir / "project.json.new"
+    replacement.write_bytes(original.replace(b'"modules"', b'"modulez"', 1))
+    os.replace(replacement, facts)  # same size, new inode
+    assert facts.stat().st_size == len(original)
+    proc = dynlint("check", "--output-format", "concise", cwd=project)
+    assert "planted" not in proc.stdout and proc.stdout == expected
