@@ -486,8 +486,9 @@ HOST_FUNCTION_PREFIXES = ("plot", "visualize", "visualise", "_plot", "_visualize
 HOST_FUNCTION_WORDS = frozenset({"export", "onnx"})
 #: name endings of classes (not nn.Modules) that run a model for inference: every method is host code
 #: unless compiled or training code reaches it (chronos' ``BaseChronosPipeline``, whisper's
-#: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``)
-INFERENCE_CLASS_SUFFIXES = ("Pipeline", "Predictor", "Inferencer", "Generator", "Decoder")
+#: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``),
+#: nor ``*Generator`` (mmdet's ``AnchorGenerator``, a plain class, makes priors inside a head's forward)
+INFERENCE_CLASS_SUFFIXES = ("Pipeline", "Predictor", "Inferencer", "Decoder")
 #: bases that say nothing of what a class is (the last part of the base's name)
 PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple"})
 
