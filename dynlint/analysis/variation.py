@@ -76,7 +76,6 @@ def varying_name(identifier: str) -> bool:
     if "shape" in words or "shapes" in words or "dims" in words:
         return False  # `batch_shape`: a tuple of dimensions (a model's batch dims), not a count
     for word in words:
-        word = word.lower()
         if word in _VARYING_WORDS or (len(word) > 3 and word.endswith("len")):
             return True
     return False
