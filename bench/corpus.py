@@ -173,6 +173,13 @@ PACKAGES: tuple[Package, ...] = (
     Package("pytorch-ignite", "0.5.5", "held-out", "training engine: metrics, handlers, contrib losses, distributed helpers"),
     Package("mmaction2", "1.2.0", "held-out", "video understanding: recognizers, localizers, heads, losses, data preprocessors"),
     Package("pytorch-widedeep", "1.7.0", "held-out", "tabular/text/image wide-and-deep models, losses, trainers, callbacks"),
+    # added on 2026-11-27 (fifth session, at its start), before dynlint was ever run on them: a tenth held-out set
+    Package("torchrl", "0.14.1", "held-out", "RL: objectives (PPO/SAC/DQN losses), value estimators, replay buffers, collectors, envs"),
+    Package("nerfstudio", "1.1.5", "held-out", "neural radiance fields: ray samplers, field heads, renderers, losses over ray batches"),
+    Package("lerobot", "0.4.4", "held-out", "robot learning: ACT/diffusion/VLA policies, action chunking, training and evaluation loops"),
+    Package("mmdet3d", "1.4.0", "held-out", "3D detection: point-cloud voxelization, sparse heads, 3D box coders, assigners, losses"),
+    Package("tsai", "1.0.1", "held-out", "time series deep learning: InceptionTime/TST/ROCKET models, losses, callbacks, data preprocessing"),
+    Package("botorch", "0.18.1", "held-out", "Bayesian optimization: GP models, acquisition functions, posterior sampling, optimizers"),
 )
 
 GROUPS = ("dev", "held-out")
