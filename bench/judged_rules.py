@@ -4,6 +4,7 @@
     python bench/judged_rules.py --package mmdet # one package
     python bench/judged_rules.py --show-gone hazard  # also list the judged hazards no longer reported
     python bench/judged_rules.py --show false-alarm  # also list the judged false alarms still reported
+    python bench/judged_rules.py --show host-only --region unknown  # ...only those in one region
 
 ``precision_sample.py`` measures a sample of the held-out packages' reports;
 this script asks the other question a change to the analysis raises: of all the
@@ -43,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="list the judged findings of this verdict no longer reported (repeatable)")
     parser.add_argument("--show", action="append", choices=VERDICTS, metavar="VERDICT",
                         help="list the judged findings of this verdict still reported (repeatable)")
+    parser.add_argument("--region", choices=("compiled", "training", "unknown"),
+                        help="with --show: only the findings reported in this region")
     args = parser.parse_args(argv)
     judgments = load_judgments()
     by_package: dict[str, list[tuple[str, dict]]] = defaultdict(list)
@@ -68,10 +71,19 @@ def main(argv: list[str] | None = None) -> int:
         gone_totals.update(left)
         print(_row(code, row, left))
     print(_row("total", totals, gone_totals))
+    by_region: dict[str, Counter] = defaultdict(Counter)
+    for item in still_items:
+        by_region[item.get("region") or "?"][item["verdict"]] += 1
+    print("\nthe same findings by the region they are reported in now")
+    print(f"  {'region':9} {'hazard':>7} {'host-only':>10} {'false-alarm':>12}")
+    for region in sorted(by_region):
+        row = by_region[region]
+        print(f"  {region:9} {row['hazard']:7d} {row['host-only']:10d} {row['false-alarm']:12d}")
     listings = [(verdict, gone_items, "no longer reported") for verdict in args.show_gone or ()]
     listings += [(verdict, still_items, "still reported") for verdict in args.show or ()]
     for verdict, items, state in listings:
-        shown = [item for item in items if item["verdict"] == verdict]
+        shown = [item for item in items if item["verdict"] == verdict
+                 and (state != "still reported" or not args.region or item.get("region") == args.region)]
         print(f"\njudged {verdict} findings {state} by default ({len(shown)})")
         for item in shown:
             print(f"  {item['package']}: {item['relpath']}:{item['line']}  {item['code']}  "
@@ -85,11 +97,13 @@ def tally(package: str, directory: str, items: list[tuple[str, dict]], still: di
     now) or ``gone``, per rule and verdict; the judgments themselves go to ``still_items``/``gone_items``."""
     findings, _ = cf.run_dynlint(directory, include_host=False)
     reported = Counter()
+    regions: dict[str, str] = {}
     for finding in findings:
         path = os.path.join(directory, finding.relpath)
         key = key_of(package, finding.relpath, finding.code, cf.source_line(path, finding.line),
                      cf.function_hash(path, finding.line))
         reported[key] += 1
+        regions.setdefault(key, finding.region or "")
     for key, item in items:
         base, _, occurrence = key.partition("|#")
         count = int(occurrence) if occurrence else 1
@@ -97,7 +111,7 @@ def tally(package: str, directory: str, items: list[tuple[str, dict]], still: di
         target.setdefault(item["code"], Counter())[item["verdict"]] += 1
         listed = gone_items if target is gone else still_items
         if listed is not None:
-            listed.append(item)
+            listed.append(dict(item, region=regions.get(base, "")) if target is still else item)
 
 
 def _row(label: str, row: Counter, left: Counter) -> str:

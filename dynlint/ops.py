@@ -179,6 +179,16 @@ HOST_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__",
 #: base classes (by name) whose every method runs on the host: Lightning data modules, Lightning/transformers
 #: callbacks
 HOST_CLASS_SUFFIXES = ("DataModule", "Callback")
+#: ...and what feeds a DataLoader, in its workers or its main loop: subclasses of its samplers
+#: (trl's RepeatSampler.__iter__) and classes (no nn.Module) whose own name says they are collators
+#: (trl's DataCollatorForLanguageModeling.torch_call).  A class merely named *Sampler is not one:
+#: mmdet's box samplers run inside a head's loss.
+HOST_CLASS_BASES = frozenset({
+    "torch.utils.data.Sampler", "torch.utils.data.BatchSampler", "torch.utils.data.sampler.Sampler",
+    "torch.utils.data.sampler.BatchSampler", "torch.utils.data.DistributedSampler",
+    "torch.utils.data.distributed.DistributedSampler",
+})
+HOST_CLASS_NAME_WORDS = ("Collator", "Collate")
 HOST_CALLBACK_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
 
 #: annotations that mean "a tensor" / "not a tensor"
@@ -452,8 +462,9 @@ IS_COMPILING_NAMES = IS_COMPILING_NAMES | {"is_tracing"}
 #: methods of nn.Module subclasses that run once, at construction, on the host
 CONSTRUCTION_METHODS = frozenset({"__init__", "_init_weights", "init_weights", "reset_parameters",
                                   "_reset_parameters", "extra_repr", "__repr__", "_initialize_weights"})
-#: LightningModule-style step methods: the framework calls them as the training step...
-STEP_METHODS = frozenset({"training_step"})
+#: LightningModule-style step methods: the framework calls them as the training step (a Hugging Face
+#: ``Trainer`` subclass's ``compute_loss`` too: its base class's training_step calls it each step)...
+STEP_METHODS = frozenset({"training_step", "compute_loss"})
 #: ...and as evaluation steps, eagerly, outside the training step (shared helpers they call that the
 #: training step calls too are training code through it)
 EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step"})

@@ -5,11 +5,13 @@
   to ``checkpoint``/``vmap``), losses and helpers they call included, and
   callables given to an ``nn.Module``'s constructor (its forward runs them);
 * ``training`` — the training step: the body of a loop that itself calls
-  ``backward()`` or steps an optimizer (not an epoch loop around it), what it
-  calls (a host sync there stalls Gaudi/XLA lazy mode each step) except
-  plotting modules, and Lightning's ``training_step``;
+  ``backward()`` or steps an optimizer (not an epoch loop around it), a function
+  that does so itself outside any loop of its own, what they call (a host sync
+  there stalls Gaudi/XLA lazy mode each step) except plotting modules,
+  Lightning's ``training_step`` and a Hugging Face Trainer's ``compute_loss``;
 * ``host`` — only ever runs on the host, eagerly: Dataset ``__getitem__``/``__iter__``,
-  ``collate_fn``/``worker_init_fn`` callbacks, ``nn.Module`` construction
+  ``collate_fn``/``worker_init_fn`` callbacks, DataLoader samplers and collator
+  classes, ``nn.Module`` construction
   (``__init__``, weight initialisation), module methods that merge, fuse or load weights
   (``merge*``/``unmerge*``/``fuse*``, ``load_state_dict``) or pre-process inputs (``tokenize``,
   ``preprocess``), module-level ``@torch.no_grad()`` functions, ``@torch.compiler.disable``
@@ -25,7 +27,8 @@
   ``forward``: metrics, plots, export), code in modules whose path says host code (tests,
   ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...), and
   anything reachable only from them;
-* ``unknown`` — nothing in this run reaches it (a library checked alone).
+* ``unknown`` — nothing in this run reaches it (a library checked alone), or only
+  an entry point nothing in this run calls and host code reach it.
 
 A function reachable from several kinds of roots takes the first region of that
 list: the host rules decide only for code nothing compiled or training reaches.
@@ -130,8 +133,10 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     # plots made from a training loop are made at a few chosen steps, not as part of the step
                     plots.add(function_id)
     regions: dict[str, str] = {}
-    # host last: a function also reached from compiled or training code runs there too
-    for region, roots in ((COMPILED, compiled), (TRAINING, training), (HOST_REGION, host)):
+    # host last: a function also reached from compiled or training code runs there too, and so may one
+    # also reached from an entry point nothing in this run calls (odeint: a user's forward calls it)
+    entries = _uncalled_entries(table, edges, compiled | training | host)
+    for region, roots in ((COMPILED, compiled), (TRAINING, training), (UNKNOWN, entries), (HOST_REGION, host)):
         barrier = plots if region == TRAINING else ()
         pending = deque(f for f in roots if f not in regions and f not in barrier)
         for function_id in pending:
@@ -145,10 +150,24 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     continue  # called only from eager-only code
                 if region == COMPILED and target in driver_methods and target not in compiled:
                     continue  # a pipeline a module's forward calls (a serving wrapper) still runs eagerly
+                if region == UNKNOWN and target in host:
+                    continue  # host code by its own rule, whoever calls it
                 if target not in regions and target not in barrier:
                     regions[target] = region
                     pending.append(target)
     return regions
+
+
+def _uncalled_entries(table: ProjectFacts, edges: dict[str, list[tuple[str, str]]], rooted: set[str]) -> list[str]:
+    """The functions and methods nothing in this run calls and no region rule places: a library's
+    entry points (``torchdiffeq.odeint``), or code reached in ways the call graph does not see.  What
+    they reach may run anywhere, so it is ``unknown`` rather than host, even when host code reaches it
+    too.  Nested functions are left out: they run where the function around them runs."""
+    called = {target for calls in edges.values() for target, _ in calls}
+    functions = table.functions
+    return [function_id for function_id in functions
+            if function_id not in called and function_id not in rooted
+            and function_id.rpartition(".")[0] not in functions]
 
 
 def _plain_class(table: ProjectFacts, class_id: str) -> bool:

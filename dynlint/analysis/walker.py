@@ -1397,6 +1397,11 @@ class Analyzer:
                 roots.append((ROOT_HOST, ref_function(function_id)))
             if name in ops.STEP_METHODS:
                 roots.append((ROOT_TRAIN, ref_function(function_id)))
+                return
+        if self._is_training_loop(node):
+            # a function that itself calls backward() or steps an optimizer, outside any loop of its own
+            # (widedeep's Trainer._train_step: the loop over batches calls it): its body is the step
+            roots.append((ROOT_TRAIN, ref_function(function_id)))
 
     def _is_plain_assignment(self) -> bool:
         """The statement being visited is ``name = value`` with a single target."""
@@ -1635,7 +1640,9 @@ class Analyzer:
                     is_dataset = is_dataset or bool(flags[1])
         info = _ClassInfo(node.name, class_id, is_module_class, is_dataset, node)
         info.host_class = any((self.qualname(b) or getattr(b, "attr", getattr(b, "id", ""))).endswith(
-            ops.HOST_CLASS_SUFFIXES) for b in node.bases)
+            ops.HOST_CLASS_SUFFIXES) for b in node.bases) or (not is_module_class and (
+                any(base in ops.HOST_CLASS_BASES for base in bases)
+                or any(word in node.name for word in ops.HOST_CLASS_NAME_WORDS)))
         self.produced.classes[class_id] = (tuple(bases), is_module_class, is_dataset)
         self.local_classes[node.name] = info
         self.bind_name_in_parent(node.name)
@@ -2610,8 +2617,8 @@ _CALLABLE_ARGS = (ast.Lambda, ast.Name, ast.Attribute)
 
 
 def _is_training_loop(loop) -> bool:
-    """The loop's body (not nested functions, not nested loops) calls ``.backward()`` or steps an
-    optimizer.  An epoch loop around the loop over batches is not the step: what it does once an
+    """The loop's (or function's) body (not nested functions, not nested loops) calls ``.backward()``
+    or steps an optimizer.  An epoch loop around the loop over batches is not the step: what it does once an
     epoch (validation, logging) is not per-step work."""
     pending = list(loop.body)
     while pending:
