@@ -1352,6 +1352,7 @@ class Analyzer:
             self.scopes.pop()
             self.function_depth -= 1
             self.control_depth, self.context = outer_depth, outer_context
+        kind = None
         if scope.returns and not scope.is_generator:
             kind, maybe = scope.returns[0]
             for other, other_maybe in scope.returns[1:]:
@@ -1360,8 +1361,13 @@ class Analyzer:
                     maybe = maybe or joined_maybe
                 maybe = maybe or other_maybe
             kind = relevant(kind, sizes=True)
-            if kind is not None:
-                self.produced.returns[function_id] = (kind, maybe)
+        if kind is None and node.returns is not None and not scope.is_generator:
+            # what the body returns says nothing (a parameter of unknown kind, a helper's result):
+            # the return annotation says what callers get (``-> tuple[Tensor, Tensor]``)
+            kind, maybe = _without_maybe(self._annotation_kind(node.returns))
+            kind = relevant(kind, sizes=True) if kind != PY else None
+        if kind is not None:
+            self.produced.returns[function_id] = (kind, maybe)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -1624,6 +1630,8 @@ class Analyzer:
         is_module_class = is_dataset = False
         bases = []
         for base in node.bases:
+            if type(base) is ast.Subscript:
+                base = base.value  # a generic base (Algorithm[TPolicy], Generic[T]): the class is what counts
             qual = self.qualname(base)
             name = qual or (base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else "")
             local = self.local_classes.get(base.id) if isinstance(base, ast.Name) else None
