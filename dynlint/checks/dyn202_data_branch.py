@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.kinds import TENSORISH
+from dynlint.analysis.kinds import SEQ, TENSORISH, TUPLE
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN202", "data-dependent-branch", "A branch on tensor values breaks the graph", scope=Scope.DEVICE,
@@ -28,14 +28,50 @@ def check_builtin(a, node, qual, method, receiver) -> None:
     """``min(lengths)``, ``sorted(lengths)``, ``max(0, t - n)``: Python compares tensor values."""
     if a.is_silenced(node) or not node.args or any(type(arg) is ast.Starred for arg in node.args):
         return
-    if not any(a.value_kind(arg) in TENSORISH or a.on_some_path(arg) for arg in node.args):
+    elements = len(node.args) == 1 and _of_tensors(a, node.args[0])
+    if not elements and not any(a.value_kind(arg) in TENSORISH or a.on_some_path(arg) for arg in node.args):
         return
     a.silence_syncs(node)
     advice, effect = ops.COMPARING_BUILTINS[qual]
-    if len(node.args) == 1:
+    if elements:
+        # max([norm(t) for t in ts]): Python compares the tensors with each other (torchdiffeq's _mixed_norm)
+        message = (f"`{qual}()` over a list of tensors compares tensor values in Python (bool() of a tensor: a host "
+                   f"sync in eager and lazy XLA/HPU mode); use {advice[0]} on torch.stack(...)")
+    elif len(node.args) == 1:
         message = (f"`{qual}()` over a tensor compares its elements in Python ({effect}); "
                    f"use {advice[0]}")
     else:
         message = (f"`{qual}()` with a tensor argument compares tensor values in Python (bool() of a tensor: a host "
                    f"sync in eager and lazy XLA/HPU mode); use {advice[1]}")
     a.report(RULE, node, message)
+
+
+_SEQUENCES = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
+
+
+def _of_tensors(a, node: ast.expr) -> bool:
+    """A list, tuple or comprehension written here whose elements are all proven tensors.  A
+    comprehension's element is judged before its variables are bound (checks run before the
+    call's arguments are walked): it counts only when none of them is bound yet in the function
+    (a stale binding of the same name could stand in for the variable) and the element is a
+    tensor whatever the variable holds (``norm(t)`` of a helper returning one)."""
+    t = type(node)
+    if t not in _SEQUENCES:
+        return False
+    if t in (ast.List, ast.Tuple):
+        if any(type(e) is ast.Starred or a.uncertain(e) for e in node.elts):
+            return False
+    else:
+        bound = a.scope.kinds
+        for generator in node.generators:
+            names = [n.id for n in ast.walk(generator.target) if type(n) is ast.Name]
+            if any(name in bound for name in names):
+                return False
+        if a.uncertain(node.elt):
+            return False
+    kind = a.value_kind(node)
+    if type(kind) is not tuple:
+        return False
+    if kind[0] == SEQ:
+        return kind[1] in TENSORISH
+    return kind[0] == TUPLE and len(kind) > 1 and all(part in TENSORISH for part in kind[1:])
