@@ -36,11 +36,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus  # noqa: E402
 import corpus_findings as cf  # noqa: E402
 
+sys.path.insert(0, cf.REPO)
+from dynlint.discovery import SKIPPED_DIR_NAMES  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 HAZARDS = os.path.join(HERE, "data", "handpicked_hazards.json")
 
 SEED = 9  # issue 9
 SKIP_DIRS = {"tests", "test", "testing", "docs", "examples", "extension_templates", ".mim", "benchmarks", "scripts"}
+# and what dynlint itself never walks into (build output: botorch's wheel ships build/lib/ copies of its modules)
+SKIP_DIRS |= SKIPPED_DIR_NAMES
 CANDIDATE_PATH = re.compile(r"loss|post_?process|nms|decod|assign|train|infer|predict|head")
 
 CATEGORIES = {
