@@ -192,6 +192,20 @@ HOST_CLASS_NAME_WORDS = ("Collator", "Collate")
 HOST_CALLBACK_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
 
 #: annotations that mean "a tensor" / "not a tensor"
+#: calls (torch functions and tensor methods, by their last name) whose result is an integer index tensor,
+#: never a boolean mask: a name its author called ``valid``/``keep`` but bound to one of these gathers
+#: (nerfstudio's ``valid = det.nonzero()``, tsai's ``isp = torch.randint(...)``); DYN101 trusts the name only
+#: when its value could be a mask
+INDEX_RESULT_CALLS = frozenset({
+    "nonzero", "argwhere", "randint", "randperm", "arange", "argsort", "argmax", "argmin", "multinomial",
+    "searchsorted", "bucketize", "long", "int",
+})
+#: annotations of mappings whose values are tensors, or maybe nested mappings of them: a TensorDict's
+#: ``td.get(key)``, ``td.pop(key)`` and ``td[key]`` read a tensor (torchrl's ``tensordict.pop("_step")``)
+TENSOR_MAPPING_ANNOTATIONS = frozenset({
+    "tensordict.TensorDict", "tensordict.TensorDictBase", "tensordict.base.TensorDictBase",
+    "tensordict._td.TensorDict", "tensordict.LazyStackedTensorDict", "tensordict.TensorDictParams",
+})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
                                 "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 PY_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",

@@ -1582,6 +1582,8 @@ class Analyzer:
             return None
         if qual in ops.TENSOR_ANNOTATIONS or qual == "torch.Tensor":
             return TENSOR
+        if qual in ops.TENSOR_MAPPING_ANNOTATIONS:
+            return (DICT, _MAYBE_TENSOR)  # what a TensorDict holds: tensors, or nested TensorDicts
         if container is not None and qual in _SEQUENCE_ANNOTATIONS:
             elements = container.elts if isinstance(container, ast.Tuple) else [container]
             if qual in ("tuple", "typing.Tuple", "Tuple") and len(elements) == 2 and \

@@ -24,11 +24,24 @@ def check(a, node: ast.Subscript) -> None:
         if type(element) is ast.Slice:
             continue
         kind = a.kind(element)
-        if kind == MASK or (kind in (None, TENSOR) and base in TENSORISH and _named_as_mask(element)) or (
+        if kind == MASK or (kind in (None, TENSOR) and base in TENSORISH and _named_as_mask(element)
+                            and not _bound_to_an_index(a, element)) or (
                 kind == NDARRAY and base in TENSORISH and type(element) is ast.Compare):  # x[seeds == 1]
             a.report(RULE, node, "boolean-mask indexing has a data-dependent output shape; "
                      "use torch.where(mask, x, 0) with a masked reduction")
             return
+
+
+def _bound_to_an_index(a, element: ast.expr) -> bool:
+    """``valid = det.nonzero()`` then ``x[valid]``: the name says mask, its value is an integer index."""
+    if type(element) is not ast.Name:
+        return False
+    value = a.bound_value(element.id)  # its only plain binding in the function
+    if type(value) is not ast.Call:
+        return False
+    func = value.func
+    name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+    return name in ops.INDEX_RESULT_CALLS
 
 
 def _named_as_mask(element: ast.expr) -> bool:
