@@ -169,13 +169,13 @@ MODULE_BASE_QUALNAMES = frozenset({
 })
 MODULE_BASE_SUFFIXES = ("PreTrainedModel", "LightningModule", "BaseModule", "ModelMixin")
 
-#: base classes whose __getitem__/__iter__ run on the host, in data workers
+#: base classes whose every method runs on the host: __getitem__/__iter__ in data workers, construction and
+#: caching helpers in the data pipeline
 DATASET_BASE_QUALNAMES = frozenset({
     "torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
     "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset",
     "torch.utils.data.TensorDataset", "torch.utils.data.IterDataPipe", "torch.utils.data.MapDataPipe",
 })
-HOST_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__len__"})
 #: base classes (by name) whose every method runs on the host: Lightning data modules, Lightning/transformers
 #: callbacks
 HOST_CLASS_SUFFIXES = ("DataModule", "Callback")

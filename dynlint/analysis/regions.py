@@ -9,7 +9,7 @@
   that does so itself outside any loop of its own, what they call (a host sync
   there stalls Gaudi/XLA lazy mode each step) except plotting modules,
   Lightning's ``training_step`` and a Hugging Face Trainer's ``compute_loss``;
-* ``host`` — only ever runs on the host, eagerly: Dataset ``__getitem__``/``__iter__``,
+* ``host`` — only ever runs on the host, eagerly: every method of a Dataset,
   ``collate_fn``/``worker_init_fn`` callbacks, DataLoader samplers and collator
   classes, ``nn.Module`` construction
   (``__init__``, weight initialisation), module methods that merge, fuse or load weights

@@ -1399,7 +1399,9 @@ class Analyzer:
             roots.append((ROOT_HOST, ref_function(function_id)))
         if cls is not None:
             name = node.name
-            if (cls.is_dataset and name in ops.HOST_METHODS) or cls.host_class or name in ops.EVAL_STEP_METHODS:
+            if cls.is_dataset or cls.host_class or name in ops.EVAL_STEP_METHODS:
+                # every method of a Dataset (construction, caching, loading helpers: yolov5's
+                # LoadImagesAndLabels.check_cache_ram/load_image) runs in the data pipeline
                 roots.append((ROOT_HOST, ref_function(function_id)))
             if name in ops.STEP_METHODS:
                 roots.append((ROOT_TRAIN, ref_function(function_id)))
