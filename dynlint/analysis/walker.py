@@ -148,6 +148,7 @@ class Analyzer:
         self._qual_cache: dict[int, str | None] = {}  # per node: names bound later do not change it
         self._temporaries: list = []            # trees parsed from strings during a walk (see _qual_cache)
         self._maybe_calls: set[int] = set()     # id() of calls whose result is only maybe what kind() says
+        self._typed_maybe: set[tuple[str, str]] = set()  # (function id, name) made maybe by a type test (visit_If)
         self.stamp = 0                          # counts bindings, to tell which came later
         self.function_depth = 0                 # >0 while walking a function body
         self.tree: ast.AST | None = None
@@ -198,6 +199,7 @@ class Analyzer:
         self._qual_cache.clear()
         self._temporaries.clear()
         self._maybe_calls.clear()
+        self._typed_maybe.clear()
         self.silenced_syncs.clear()
         todo = set(unit_keys)
         for item in self._ordered_deferred():
@@ -215,6 +217,7 @@ class Analyzer:
         self._qual_cache.clear()
         self._temporaries.clear()
         self._maybe_calls.clear()
+        self._typed_maybe.clear()
         self.silenced_syncs.clear()
         analysis = self._analysis()
         analysis.walker = self
@@ -811,6 +814,12 @@ class Analyzer:
             return False
         if t is ast.UnaryOp:
             return self.uncertain(node.operand)
+        if t is ast.Tuple and self._typed_maybe:
+            # `return domain, codomain` of names a type test made only maybe tensors (see visit_If): what
+            # callers unpack is only maybe one (a submodule's maybe output in a tuple stays as it was)
+            scope = self.scope.id
+            return any(type(e) is ast.Name and (scope, e.id) in self._typed_maybe and self._is_maybe(e.id)
+                       for e in node.elts)
         if t is ast.Compare:
             # `beam_size > 1` of a maybe-tensor parameter is a maybe too (a bool when it is an int), unless
             # a sure tensor takes part (`lengths > k`)
@@ -1865,6 +1874,7 @@ class Analyzer:
         finally:
             self.context = outer
         self.control_depth += 1
+        typed = self._type_tested_names(node)
         try:
             self.context = HOST if guard == _NOT_COMPILING else outer
             with self._narrowed(node.test, node.body):
@@ -1875,6 +1885,31 @@ class Analyzer:
         finally:
             self.control_depth -= 1
             self.context = outer
+        if typed:
+            # `if torch.is_tensor(self.domain): d = squash(self.domain) else: d = self.domain`: d is a
+            # tensor exactly when the tested value is, which nothing here says it is: only maybe one,
+            # not a tensor for real on one path (normflows' compute_domain_codomain)
+            scope = self.scope
+            for name in typed:
+                if name in scope.partial:
+                    scope.partial.discard(name)
+                    scope.maybe.add(name)
+                    self._typed_maybe.add((scope.id, name))
+
+    def _type_tested_names(self, node: ast.If) -> list[str]:
+        """The names an ``if`` binds in its body when its test asks whether a value not known to be a
+        tensor is one (``isinstance(x, Tensor)``, ``torch.is_tensor(x)``) and it has an ``else``."""
+        if not node.orelse:
+            return []
+        test = node.test
+        if type(test) is ast.Call and self.qualname(test.func) == "torch.is_tensor" and len(test.args) == 1:
+            subjects = [test.args[0]]
+        else:
+            subjects = [c.args[0] for c in _isinstance_checks(test) if self._names_tensor_type(c.args[1])]
+        if not subjects or any(self.kind(subject) in TENSORISH for subject in subjects):
+            return []
+        return [n.id for stmt in node.body for n in ast.walk(stmt)
+                if type(n) is ast.Name and type(n.ctx) is ast.Store]
 
     def _narrowed(self, test: ast.expr, block, negate: bool = False):
         """``if isinstance(x, torch.Tensor):`` — x (a name or ``self.<attr>``) is a tensor in the body,
