@@ -191,7 +191,6 @@ HOST_CLASS_BASES = frozenset({
 HOST_CLASS_NAME_WORDS = ("Collator", "Collate")
 HOST_CALLBACK_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
 
-#: annotations that mean "a tensor" / "not a tensor"
 #: calls (torch functions and tensor methods, by their last name) whose result is an integer index tensor,
 #: never a boolean mask: a name its author called ``valid``/``keep`` but bound to one of these gathers
 #: (nerfstudio's ``valid = det.nonzero()``, tsai's ``isp = torch.randint(...)``); DYN101 trusts the name only
@@ -206,6 +205,7 @@ TENSOR_MAPPING_ANNOTATIONS = frozenset({
     "tensordict.TensorDict", "tensordict.TensorDictBase", "tensordict.base.TensorDictBase",
     "tensordict._td.TensorDict", "tensordict.LazyStackedTensorDict", "tensordict.TensorDictParams",
 })
+#: annotations that mean "a tensor" / "not a tensor"
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
                                 "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 PY_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",
