@@ -202,6 +202,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("fastai", "2.8.12", "held-out", "training library: learner loops, callbacks, losses, metrics, data blocks"),
     Package("descript-audio-codec", "1.0.0", "held-out", "neural audio codec: residual vector quantization, GAN losses, training"),
     Package("spandrel", "0.4.2", "held-out", "image restoration architectures: super-resolution, denoising, inpainting networks"),
+    # added on 2026-11-27 (sixth session, at its start), before dynlint was ever run on them: a thirteenth
+    # held-out set
+    Package("mace-torch", "0.3.16", "held-out", "atomistic models: MACE equivariant message passing, neighbour lists, energy/force losses"),
+    Package("chemprop", "2.3.1", "held-out", "molecular property prediction: directed message passing over batched graphs, aggregation, losses"),
+    Package("sam2", "1.1.0", "held-out", "SAM 2: image/video segmentation, memory attention, prompt encoding, mask post-processing"),
+    Package("pytorchvideo", "0.1.5", "held-out", "video models: X3D/SlowFast/MViT, masked multiscale attention, video transforms"),
+    Package("mmrotate", "0.3.4", "held-out", "rotated object detection: rotated box coders, assigners, RoI heads, rotated NMS"),
+    Package("gluonts", "0.17.0", "held-out", "probabilistic time series: DeepAR/TFT/PatchTST torch models, scalers, distribution outputs"),
 )
 
 GROUPS = ("dev", "held-out")
