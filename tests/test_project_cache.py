@@ -151,6 +151,20 @@ def test_a_module_importing_a_package_re_export(project):
     assert ("train.py", 6, "DYN202", "unknown") not in checked(project)
 
 
+def test_a_star_import_chain_that_stops_bringing_torch(project):
+    """fastai's layout: torch reaches a model module only through ``from .basics import *``; when the
+    module at the chain's end stops importing torch, the model module is checked again."""
+    (project / "pkg" / "imports.py").write_text("import torch\n")
+    (project / "pkg" / "basics.py").write_text("from .imports import *\n")
+    (project / "pkg" / "net.py").write_text(
+        "from .basics import *\n\n\ndef head(x):\n    return torch.nonzero(x)\n")
+    assert ("pkg/net.py", 5, "DYN102", "unknown") in checked(project)
+    (project / "pkg" / "imports.py").write_text("import numpy as torch\n")
+    assert ("pkg/net.py", 5, "DYN102", "unknown") not in checked(project)
+    (project / "pkg" / "imports.py").write_text("import torch\n")
+    assert ("pkg/net.py", 5, "DYN102", "unknown") in checked(project)
+
+
 # -- parallel walks give the serial result --
 
 def _chain_project(root: Path, modules: int = 36, filler: int = 220) -> None:

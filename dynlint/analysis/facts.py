@@ -187,6 +187,7 @@ class ProjectFacts:
         self._resolving: set[str] = set()   # names being resolved (a re-export or star-import cycle)
         self._cuts = 0                      # times a cycle or the depth bound cut a resolution short
         self._star_modules: dict[str, list[str]] = {}
+        self._exports: dict[str, tuple] = {}
         self._flags: dict[str, tuple] = {}
         self._params_solved: dict[tuple[str, str], tuple] | None = None
         self._answers: dict[tuple, object] = {}
@@ -264,6 +265,8 @@ class ProjectFacts:
         if kind == "pass":
             target = self.resolve(key[1])
             return self.passthrough.get(target) if target else None
+        if kind == "star":
+            return self.star_exports(key[1])
         raise KeyError(key)
 
     # ---------------------------------------------------------------- names
@@ -310,6 +313,36 @@ class ProjectFacts:
             self._resolving.discard(qualname)
         if depth == 0 or self._cuts == cuts:
             self._resolved[qualname] = result
+        return result
+
+    def star_exports(self, module: str, seen: frozenset = frozenset()) -> tuple | None:
+        """The imports ``from <module> import *`` brings, as sorted (local name, qualified name) pairs:
+        the module's own imports, then those of the project modules it star-imports in turn (fastai's
+        ``from .torch_basics import *`` chains end at ``import torch``).  Private names are not
+        exported, as in Python; ``__all__`` is not read (a name that is imported is nearly always
+        meant to be used).  None when the module is not in the run."""
+        namespace = self.namespaces.get(module)
+        if namespace is None:
+            alias = self._module_aliases().get(module)
+            namespace = self.namespaces.get(alias) if alias else None
+            if namespace is None:
+                return None
+            module = alias
+        cached = self._exports.get(module)
+        if cached is not None:
+            return cached
+        found: dict[str, str] = {}
+        if len(seen) < 12:
+            for star in self._stars(module, namespace):
+                if star not in seen:
+                    for local, qualified in self.star_exports(star, seen | {module}) or ():
+                        found.setdefault(local, qualified)
+        for local, qualified in namespace.items():
+            if local[:1] not in ("*", "_") and "." not in local:
+                found[local] = qualified  # the module's own import wins over one it star-imports
+        result = tuple(sorted(found.items()))
+        if not seen:
+            self._exports[module] = result
         return result
 
     def _stars(self, module: str, namespace: dict) -> list[str]:

@@ -1106,10 +1106,11 @@ class Analyzer:
                 # is never called (the other branch returns it); anything else may be called to anything
                 if type(value) is ast.Lambda:
                     value = value.body
-                elif type(value) is ast.Constant:
+                elif type(value) is ast.Constant or _never_called(self.kind(value)):
                     continue
-                else:
-                    return _NOT_PASSED
+                elif self.qualname(value) is not None or type(value) is not ast.Name:
+                    return _NOT_PASSED  # a function passed (``default(x, make_mask)``): what it returns
+                # else a local value of unknown kind: returned as it is or called to something unknown
             values.append(value)
         if not values:
             return _NOT_PASSED
@@ -1288,6 +1289,11 @@ class Analyzer:
                     # the project table looks names up there (``ProjectFacts.resolve``)
                     self.star_imports = True
                     self.produced.aliases["*" + module] = module
+                    # and the imports it re-exports (``from .imports import *`` bringing torch, nn, F)
+                    for local, qualified in self.ask(("star", module)) or ():
+                        self._set_alias(local, qualified)
+                        if qualified.split(".", 1)[0] in ops.TORCH_MODULE_ROOTS:
+                            self.imports_torch = True
                 continue
             self._set_alias(alias.asname or alias.name, f"{module}.{alias.name}")
 
@@ -2576,6 +2582,12 @@ def _distinctive_method(name: str) -> bool:
     no name every other object has (``update``, ``step``, ``get_config``)."""
     return "_" in name.strip("_") and len(name) >= 10 and name not in TENSOR_API \
         and name not in ops.GENERIC_METHOD_NAMES and not name.startswith("__")
+
+
+def _never_called(kind) -> bool:
+    """A value of this kind is not callable (a tensor, a size, a container): ``d() if callable(d) else d``
+    returns it as it is."""
+    return kind in TENSORISH or kind in (DATA, SIZE, NDARRAY) or (type(kind) is tuple and kind[0] in (TUPLE, SEQ, DICT))
 
 
 def _passthrough_functions(body) -> dict[str, tuple[tuple[str, ...], frozenset[str]]]:
