@@ -207,7 +207,12 @@ TENSOR_MAPPING_ANNOTATIONS = frozenset({
 })
 #: annotations that mean "a tensor" / "not a tensor"
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
-                                "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+                                "torch.DoubleTensor", "torch.HalfTensor", "torch.BFloat16Tensor", "torch.IntTensor",
+                                "torch.ShortTensor", "torch.ByteTensor", "torch.CharTensor",
+                                "torch.cuda.FloatTensor", "torch.cuda.LongTensor", "torch.cuda.BoolTensor",
+                                "torch.nn.Parameter", "torch.nn.parameter.Parameter",
+                                # the pre-0.4 wrapper, still in annotations of old code (pytorch-crf)
+                                "torch.autograd.Variable", "torch.autograd.variable.Variable"})
 PY_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",
                             "List", "Dict", "Tuple", "Set", "Sequence", "Callable",
                             "typing.List", "typing.Dict", "typing.Tuple", "typing.Sequence", "typing.Callable",

@@ -104,7 +104,10 @@ def check_python_index(a, node: ast.Subscript) -> None:
     """``parts[c]``, ``self.resamplers[idx]`` with a tensor ``c``: a Python sequence indexed by a tensor calls
     ``__index__``, which reads the value on the host (measured: a graph break, Tensor.item())."""
     index = node.slice
-    if type(index) in (ast.Slice, ast.Tuple) or a.is_silenced(index):
+    if type(index) is ast.Slice:
+        _check_python_slice(a, node, index)
+        return
+    if type(index) is ast.Tuple or a.is_silenced(index):
         return
     if not _python_sequence(a, node.value):
         return
@@ -113,6 +116,20 @@ def check_python_index(a, node: ast.Subscript) -> None:
         a.report(RULE, index, "a tensor used as the index of a Python list/tuple/ModuleList is read on the host "
                  "(`__index__`: a sync and a graph break); index a tensor instead (torch.stack the items, then "
                  "gather), or keep the index a Python int")
+
+
+def _check_python_slice(a, node: ast.Subscript, index: ast.Slice) -> None:
+    """``history[:seq_ends[i]]`` (pytorch-crf's Viterbi backtrace): a tensor bound of a Python list's slice
+    calls ``__index__`` too (measured: torch.compile cannot specialize the data-dependent integer)."""
+    bounds = [b for b in (index.lower, index.upper, index.step) if b is not None and not a.is_silenced(b)]
+    if not bounds or not _python_sequence(a, node.value):
+        return
+    for bound in bounds:
+        kind = a.value_kind(bound)
+        if kind in TENSORISH and kind != MASK:
+            a.report(RULE, bound, "a tensor used as a slice bound of a Python list/tuple is read on the host "
+                     "(`__index__`: a sync and a graph break); slice with a Python int, or keep the items in a "
+                     "tensor and mask them")
 
 
 @RULE.on_call(methods=ops.LIST_INDEX_METHODS, any_receiver=True)
