@@ -213,6 +213,10 @@ TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.Long
                                 "torch.nn.Parameter", "torch.nn.parameter.Parameter",
                                 # the pre-0.4 wrapper, still in annotations of old code (pytorch-crf)
                                 "torch.autograd.Variable", "torch.autograd.variable.Variable"})
+#: annotations that mean a boolean tensor (a mask), and the names of project type aliases of a tensor type
+#: that say so (``BoolTensor: TypeAlias = torch.Tensor``)
+MASK_ANNOTATIONS = frozenset({"torch.BoolTensor", "torch.cuda.BoolTensor"})
+MASK_ALIAS_NAMES = frozenset({"BoolTensor", "MaskTensor", "BoolMask"})
 PY_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",
                             "List", "Dict", "Tuple", "Set", "Sequence", "Callable",
                             "typing.List", "typing.Dict", "typing.Tuple", "typing.Sequence", "typing.Callable",

@@ -267,6 +267,8 @@ class ProjectFacts:
             return self.passthrough.get(target) if target else None
         if kind == "star":
             return self.star_exports(key[1])
+        if kind == "alias":
+            return self.alias_target(key[1])
         raise KeyError(key)
 
     # ---------------------------------------------------------------- names
@@ -314,6 +316,37 @@ class ProjectFacts:
         if depth == 0 or self._cuts == cuts:
             self._resolved[qualname] = result
         return result
+
+    def alias_target(self, qualname: str) -> str | None:
+        """The name outside the project that a project name stands for, through the modules that import
+        or alias it (``pykeen.typing.FloatTensor`` -> ``torch.Tensor``), or None (a project definition,
+        or nothing known)."""
+        seen: set[str] = set()
+        while qualname not in seen and len(seen) < 12:
+            seen.add(qualname)
+            if qualname in self.functions or qualname in self.classes:
+                return None
+            module, _, name = qualname.rpartition(".")
+            namespace = self.namespaces.get(module)
+            if namespace is None:
+                alias = self._module_aliases().get(module)
+                namespace = self.namespaces.get(alias) if alias else None
+                if namespace is not None:
+                    module = alias
+            if namespace is None:
+                # not a module of the run: the name outside it, once an alias led there
+                return qualname if len(seen) > 1 and not any(qualname.startswith(m + ".") for m in self.namespaces) \
+                    else None
+            target = namespace.get(name)
+            if target is None:
+                for star in self._stars(module, namespace):
+                    if name in self.namespaces.get(star, ()):
+                        target = f"{star}.{name}"
+                        break
+            if target is None:
+                return None
+            qualname = target
+        return None
 
     def star_exports(self, module: str, seen: frozenset = frozenset()) -> tuple | None:
         """The imports ``from <module> import *`` brings, as sorted (local name, qualified name) pairs:

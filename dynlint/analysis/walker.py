@@ -165,6 +165,8 @@ class Analyzer:
         self._narrowed_items: dict[tuple, object] = {}
         #: this file's functions that return one of their parameters: qualname -> (params, returned)
         self._passthrough: dict[str, tuple] = {}
+        #: module-level type aliases written as a subscript or union (``Tensorish = Union[Tensor, float]``)
+        self._type_aliases: dict[str, ast.expr] = {}
         self._comprehension_target = False      # binding a comprehension's variable (see bind)
 
     # ------------------------------------------------------------------ driver
@@ -1569,6 +1571,9 @@ class Analyzer:
                 return None
         if isinstance(annotation, ast.Constant) and annotation.value is None:
             return PY
+        if type(annotation) is ast.Name and annotation.id in self._type_aliases \
+                and not any(annotation.id in scope.kinds for scope in self.scopes[1:]):
+            return self._annotation_kind(self._type_aliases[annotation.id], depth + 1, torchscript)
         sides = None
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
             sides = _union_sides(annotation)
@@ -1597,8 +1602,18 @@ class Analyzer:
             container = annotation.slice
         if qual is None:
             return None
+        named = qual
+        if self._is_project(qual):
+            aliased = self.ask(("alias", qual))  # a type alias another module of the project defines
+            if aliased is not None:
+                qual = aliased
+                if qual.split(".", 1)[0] in ops.TORCH_MODULE_ROOTS:
+                    self.imports_torch = True  # torch code, though torch comes in only by the alias
+        if qual in ops.MASK_ANNOTATIONS:
+            return MASK
         if qual in ops.TENSOR_ANNOTATIONS or qual == "torch.Tensor":
-            return TENSOR
+            # an alias named for booleans (pykeen's ``BoolTensor: TypeAlias = torch.Tensor``) is a mask
+            return MASK if named != qual and named.rpartition(".")[2] in ops.MASK_ALIAS_NAMES else TENSOR
         if qual in ops.TENSOR_MAPPING_ANNOTATIONS:
             return (DICT, _MAYBE_TENSOR)  # what a TensorDict holds: tensors, or nested TensorDicts
         if container is not None and qual in _SEQUENCE_ANNOTATIONS:
@@ -1627,6 +1642,25 @@ class Analyzer:
                 return answer[0]
             return None
         return None
+
+    def _type_alias(self, target: ast.expr, value: ast.expr, declared: bool) -> bool:
+        """A module-level type alias (pykeen's ``FloatTensor: TypeAlias = torch.Tensor``): a name for a
+        tensor type (or, ``declared`` with ``TypeAlias``, any named type) becomes an alias of it, as an
+        import is, and other files resolve it through this module; a subscript or union
+        (``Tensorish = Union[Tensor, float]``) is kept for this file's annotations.  True when the
+        assignment was taken as an alias (nothing else to bind)."""
+        if type(target) is not ast.Name or self.function_depth or self.classes or self.scope is not self.module_scope:
+            return False
+        if type(value) in (ast.Name, ast.Attribute):
+            qual = self.qualname(value)
+            if qual is not None and (declared or qual in ops.TENSOR_ANNOTATIONS or qual == "torch.Tensor"):
+                self._set_alias(target.id, qual)
+                return True
+            return False
+        if declared or (type(value) is ast.Subscript and self.qualname(value.value) in _UNION_ANNOTATIONS) or \
+                (type(value) is ast.BinOp and type(value.op) is ast.BitOr):
+            self._type_aliases[target.id] = value
+        return False
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._visit_defaults(node.args)
@@ -1698,6 +1732,8 @@ class Analyzer:
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
+        if len(node.targets) == 1 and self._type_alias(node.targets[0], node.value, False):
+            return
         kind = self.kind(node.value)
         for target in node.targets:
             self.visit_target(target)
@@ -1706,6 +1742,9 @@ class Analyzer:
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
+            if self.qualname(node.annotation) in _TYPE_ALIAS_MARKS \
+                    and self._type_alias(node.target, node.value, True):
+                return
         kind = self._annotation_kind(node.annotation)
         maybe = kind in _MAYBE_ANNOTATIONS
         if maybe:
@@ -2582,6 +2621,10 @@ def _distinctive_method(name: str) -> bool:
     no name every other object has (``update``, ``step``, ``get_config``)."""
     return "_" in name.strip("_") and len(name) >= 10 and name not in TENSOR_API \
         and name not in ops.GENERIC_METHOD_NAMES and not name.startswith("__")
+
+
+_TYPE_ALIAS_MARKS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
+_UNION_ANNOTATIONS = frozenset({"typing.Union", "typing.Optional", "Union", "Optional"})
 
 
 def _never_called(kind) -> bool:
