@@ -500,6 +500,10 @@ EVAL_METHODS = frozenset({"test", "evaluate", "generate", "inference"})  # gener
 #: methods of any class (a module or not) named as decoding loops (fairseq's
 #: ``IterativeRefinementGenerator.generate``); not ``_generate_targets``-style helpers of losses
 GENERATE_METHODS = frozenset({"generate", "_generate"})
+#: words of a method's name that, with ``@torch.no_grad()``/``@torch.inference_mode()`` on it, say an inference
+#: loop (denoising-diffusion's ``ddim_sample``/``p_sample``, x-transformers' ``beam_search``): host code unless
+#: compiled or training code reaches it (a ``@torch.no_grad()`` method alone may be a step's EMA or queue update)
+NO_GRAD_HOST_METHOD_WORDS = frozenset({"sample", "sampling", "decode", "decoding", "generate", "search", "beam"})
 #: module methods the step never runs unless its forward calls them: text and input pre-processing
 #: (``Transformer.tokenize``/``preprocess``).  Not ``predict``/``postprocess``: OpenMMLab's
 #: ``forward(mode="predict")`` runs a head's ``predict`` and its post-processing inside the forward
@@ -616,12 +620,13 @@ HOST_MODULE_PARTS = frozenset({
     # decoding loops (whisper's decoding.py, gliner's decoding/; not beam_search.py: allennlp's T5 forward
     # runs its beam search), model-hub wrappers, data processors (gliner's data_processing/, fairseq's processors/)
     "decoding", "hub", "processors", "processor", "processing", "preprocessing",
-    # profiling and benchmarking helpers
-    "profile", "profiler", "profiling",
+    # profiling and benchmarking helpers (they time steps and summarise the timings afterwards)
+    "profile", "profiler", "profilers", "profiling",
 })
 #: words of a module's name (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)
 #: that say host code as well (not ``data``: ``data_parallel``)
 HOST_MODULE_WORDS = frozenset({
+    "profiler", "profilers", "profiling",  # ignite's handlers/time_profilers.py
     "test", "tests", "testing", "metric", "metrics", "visualization", "visualize", "visualizer", "viz",
     "plot", "plots", "plotting", "dataset", "datasets", "export", "exporters", "benchmark", "benchmarks",
     "loader", "loaders", "sampler", "samplers", "transforms", "pipeline", "pipelines", "inference", "callbacks",

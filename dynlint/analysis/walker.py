@@ -1401,6 +1401,9 @@ class Analyzer:
                 flags.add(DISABLED)
             elif qual in ops.NO_GRAD_DECORATORS and self.scope is self.module_scope and not self.classes:
                 flags.add(NO_GRAD)
+            elif qual in ops.NO_GRAD_DECORATORS and self.classes and self._directly_in_class() \
+                    and not ops.NO_GRAD_HOST_METHOD_WORDS.isdisjoint(node.name.strip("_").split("_")):
+                flags.add(NO_GRAD)  # a sampling or decoding loop of a model (ddim_sample, p_sample, beam_search)
             elif (qual.startswith(ops.KERNEL_DECORATOR_PREFIXES) or _chain_root(target) in ("cuda", "triton", "numba", "nb", "tl")) \
                     and last in ops.KERNEL_DECORATOR_NAMES:
                 flags.add(KERNEL)
