@@ -106,7 +106,7 @@ SIZE_METHODS = frozenset("size numel nelement".split())     # data-independent s
 RANK_METHODS = frozenset("dim ndimension".split())           # rank: static even with dynamic shapes
 META_METHODS = frozenset(
     "is_contiguous is_floating_point is_complex is_signed element_size get_device data_ptr "
-    "stride storage_offset type is_pinned is_shared is_set_to".split()
+    "stride storage_offset type is_pinned is_shared is_set_to _nnz".split()  # _nnz: a sparse tensor's count
 )
 META_ATTRIBUTES = frozenset(
     "dtype device ndim is_cuda is_cpu is_sparse is_quantized is_meta requires_grad layout names "
@@ -501,9 +501,10 @@ EVAL_METHODS = frozenset({"test", "evaluate", "generate", "inference"})  # gener
 #: ``IterativeRefinementGenerator.generate``); not ``_generate_targets``-style helpers of losses
 GENERATE_METHODS = frozenset({"generate", "_generate"})
 #: words of a method's name that, with ``@torch.no_grad()``/``@torch.inference_mode()`` on it, say an inference
-#: loop (denoising-diffusion's ``ddim_sample``/``p_sample``, x-transformers' ``beam_search``): host code unless
-#: compiled or training code reaches it (a ``@torch.no_grad()`` method alone may be a step's EMA or queue update)
-NO_GRAD_HOST_METHOD_WORDS = frozenset({"sample", "sampling", "decode", "decoding", "generate", "search", "beam"})
+#: loop (denoising-diffusion's ``ddim_sample``/``p_sample``): host code unless compiled or training code reaches it
+#: (a ``@torch.no_grad()`` method alone may be a step's EMA or queue update).  Not ``search``: allennlp's T5
+#: forward runs its ``BeamSearch._search`` in evaluation
+NO_GRAD_HOST_METHOD_WORDS = frozenset({"sample", "sampling", "decode", "decoding", "generate"})
 #: module methods the step never runs unless its forward calls them: text and input pre-processing
 #: (``Transformer.tokenize``/``preprocess``).  Not ``predict``/``postprocess``: OpenMMLab's
 #: ``forward(mode="predict")`` runs a head's ``predict`` and its post-processing inside the forward

@@ -927,6 +927,9 @@ class Analyzer:
         if t is ast.Compare:
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
                 return PY
+            if len(node.ops) == 1 and type(node.ops[0]) in (ast.Eq, ast.NotEq) and any(
+                    type(side) is ast.Constant and side.value is None for side in (node.left, node.comparators[0])):
+                return PY  # `mask != None`: a tensor compared with None is a Python bool (identity), no data read
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 if type(node.left) is ast.Constant and type(node.left.value) is str:
                     return PY  # a key looked up in a dict, never in a tensor
@@ -1254,7 +1257,7 @@ class Analyzer:
         if name in ("list", "tuple", "reversed", "sorted") and kinds and type(kinds[0]) is tuple \
                 and kinds[0][0] in (SEQ, TUPLE) and name != "sorted":
             return kinds[0] if kinds[0][0] == SEQ else (SEQ, element_kind(kinds[0]))
-        if name in ("range", "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance",
+        if name in ("range", "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "slice",
                     "hasattr", "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"):
             return PY if name not in ("getattr", "list", "tuple", "sorted", "reversed") else (
                 DATA if kinds and kinds[0] == DATA else (SIZE if kinds and kinds[0] == SIZE and name == "tuple" else None))
@@ -1403,7 +1406,7 @@ class Analyzer:
                 flags.add(NO_GRAD)
             elif qual in ops.NO_GRAD_DECORATORS and self.classes and self._directly_in_class() \
                     and not ops.NO_GRAD_HOST_METHOD_WORDS.isdisjoint(node.name.strip("_").split("_")):
-                flags.add(NO_GRAD)  # a sampling or decoding loop of a model (ddim_sample, p_sample, beam_search)
+                flags.add(NO_GRAD)  # a sampling or decoding loop of a model (ddim_sample, p_sample)
             elif (qual.startswith(ops.KERNEL_DECORATOR_PREFIXES) or _chain_root(target) in ("cuda", "triton", "numba", "nb", "tl")) \
                     and last in ops.KERNEL_DECORATOR_NAMES:
                 flags.add(KERNEL)
@@ -2398,8 +2401,8 @@ class Analyzer:
         if t is ast.UnaryOp and isinstance(test.op, ast.Not):
             return self.depends_on_values(test.operand)
         if t is ast.Compare:
-            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops):
-                return False
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops) or self.kind(test) == PY:
+                return False  # `mask != None` too: a Python bool
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops):
                 # `i in t` asks a tensor for a Python bool (Tensor.__contains__): a sync; a string is never
                 # looked for in a tensor (`"image_features" in out`: `out` is a dict, whatever it was taken for)
@@ -2435,7 +2438,7 @@ class Analyzer:
 # ---------------------------------------------------------------------- helpers
 _PY_DISPLAYS = frozenset({ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.JoinedStr, ast.GeneratorExp})
 _VALUE_BUILTINS = frozenset({"int", "float", "bool", "len", "max", "min", "abs", "round"})
-_BUILTIN_NAMES = frozenset({"len", "int", "float", "bool", "complex", "range", "max", "min", "abs", "round", "sum",
+_BUILTIN_NAMES = frozenset({"len", "int", "float", "bool", "complex", "range", "slice", "max", "min", "abs", "round", "sum",
                             "any", "all", "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "hasattr",
                             "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"})
 _BARE_CONTAINERS = frozenset({"tuple", "list", "dict", "typing.Tuple", "typing.List", "typing.Dict", "typing.Sequence",
