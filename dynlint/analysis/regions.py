@@ -234,10 +234,14 @@ def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str]]:
     (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)."""
     host, plots = set(), set()
     for module in table.namespaces:
-        for part in module.split("."):
+        parts = module.split(".")
+        for index, part in enumerate(parts):
             words = part.strip("_").split("_")
+            # the words of a package's own name say what the package is about, not which of its modules are
+            # host code (``pytorch_metric_learning``: its losses and miners run in the step)
+            worded = len(words) > 1 and (index > 0 or len(parts) == 1)
             if part in ops.HOST_MODULE_PARTS or part.startswith("test_") or part.endswith("_test") \
-                    or (len(words) > 1 and not ops.HOST_MODULE_WORDS.isdisjoint(words)):
+                    or (worded and not ops.HOST_MODULE_WORDS.isdisjoint(words)):
                 host.add(module)
                 if part in ops.PLOT_MODULE_PARTS or not ops.PLOT_MODULE_PARTS.isdisjoint(words):
                     plots.add(module)
