@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.kinds import DATA_DERIVED, MASK, SIZE, TENSOR, TENSORISH
+from dynlint.analysis.kinds import DATA_DERIVED, MASK, PY, SIZE, TENSOR, TENSORISH, is_module
 from dynlint.analysis.variation import UNKNOWN, VARIES, dim_variation, variation
 from dynlint.checks import Scope, dyn205_unknown_size_loop as unknown_size_loop, rule
 
@@ -49,6 +49,8 @@ def size_loop(a, iterable):
             if not tensors:
                 return None
             varies = any(dim_variation(a, arg, 0) == VARIES for arg in tensors)
+            if varies and qual == "zip" and any(_configured_sequence(a, arg) for arg in node.args if arg not in tensors):
+                varies = False  # zip(self.experts, x): as many steps as the model's configured list, at most
             return (VARIES if varies else UNKNOWN), _ROWS
         if qual in ops.TENSOR_ITERATION_FUNCTIONS:
             if _configured_count(a, node, 1):
@@ -67,6 +69,23 @@ def size_loop(a, iterable):
     if a.value_kind(node) in TENSORISH:
         return dim_variation(a, node, 0), _ROWS
     return None
+
+
+def _configured_sequence(a, node: ast.expr) -> bool:
+    """A Python sequence the model or the code fixes the length of: a module list (``self.experts``), an
+    attribute of ``self`` that is no tensor (``self.labels``, ``self.model.sources``), a Python value
+    (``names = list(losses)``), a list or tuple written here."""
+    if type(node) in (ast.List, ast.Tuple):
+        return True
+    kind = a.value_kind(node)
+    if kind in TENSORISH:
+        return False
+    if is_module(kind) or kind == PY:
+        return True
+    root = node
+    while type(root) is ast.Attribute:
+        root = root.value
+    return type(node) is ast.Attribute and type(root) is ast.Name and root.id == "self"
 
 
 def _dim_argument(call: ast.Call, position: int) -> int | None:
