@@ -10,7 +10,8 @@ reader goes by a few kinds of evidence, and so does ``variation``:
 
 * **dim 0** of a tensor (``x.size(0)``, ``x.shape[0]``, ``len(x)``,
   ``x.numel()``, iterating ``x``, ``x.unbind(0)``) is the batch or the number of
-  rows: it varies, unless the tensor is a module's own (``self.weight``), was
+  rows: it varies, unless the tensor is a module's own (``self.weight``) or a
+  parameter named for one (``weight``, ``rel_pos``, ``pos_embed``), was
   built from Python values (``torch.tensor(...)``, ``torch.linspace(...)``,
   ``torch.arange(n)`` with ``n`` not a varying size), or is a transpose or
   permutation that brought another dimension to the front;
@@ -49,6 +50,11 @@ _VARYING_WORDS = frozenset({
 # whole identifiers that conventionally name the batch (B, N) or a length (T, L)
 _VARYING_LETTERS = frozenset({"B", "N", "T", "L"})
 _WORD_SPLIT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
+
+# words of a tensor's name that say a weight or an embedding table, whose rows the model fixes
+# (not ``weights``, ``embeddings``: attention weights and embedded inputs have a batch)
+_WEIGHT_WORDS = frozenset({"weight", "bias", "codebook", "kernel", "table"})
+_WEIGHT_PREFIXES = ("rel_pos", "pos_embed", "pos_emb", "absolute_pos")
 
 # tensors built from Python values: their rows are what the code put there
 _BUILT_FROM_VALUES = frozenset({
@@ -237,11 +243,22 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
         if isinstance(node, ast.Name):
             value = _bound(a, node.id, depth)
             if value is None:
-                return True
+                # a parameter: the rows of what it names a weight or an embedding table (``rel_pos``,
+                # ``pos_embed``, ``weight``: passed a module's own parameter) are fixed for the model
+                return not _names_a_weight(node.id)
             node, depth = value, depth + 1
             continue
         return True
     return True
+
+
+def _names_a_weight(identifier: str) -> bool:
+    if varying_name(identifier):
+        return False  # sample_weight: one per sample
+    words = {word.lower() for word in _WORD_SPLIT.split(identifier) if word}
+    if "sample" in words or "batch" in words:
+        return False  # sample_weight, batch_weight: one per sample
+    return not _WEIGHT_WORDS.isdisjoint(words) or identifier.lower().startswith(_WEIGHT_PREFIXES)
 
 
 def _bound(a, name: str, depth: int) -> ast.expr | None:
