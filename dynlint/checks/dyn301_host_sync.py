@@ -21,14 +21,16 @@ def check_builtin(a, node, qual, method, receiver) -> None:
                  "break); keep the value as a tensor")
 
 
-_FORMAT = ("formatting a tensor as text reads its value on the host (a sync, and a graph break under "
-           "torch.compile); log it outside the step, or keep it as a tensor and format it later")
+_FORMAT = ("formatting a tensor as text reads its value on the host (a sync in eager and lazy XLA/HPU mode; "
+           "`%` formatting also breaks the graph); log it outside the step, or keep it as a tensor and "
+           "format it later")
 
 
 @RULE.on_format
 def check_format(a, value) -> None:
-    """``f"{loss:.3f}"``, ``"%.5f" % loss`` (measured on torch 2.13: both break the graph; in eager and
-    lazy modes they copy the value to the host)."""
+    """``f"{loss:.3f}"``, ``"%.5f" % loss`` (measured on torch 2.13: ``%`` breaks the graph, "Data dependent
+    operator"; torch.compile traces an f-string field and formats the value after the graph; in eager and
+    lazy modes both copy the value to the host)."""
     if not a.is_silenced(value) and _evident_tensor(a, value):
         a.report(RULE, value, _FORMAT)
 
@@ -120,7 +122,7 @@ def check_python_index(a, node: ast.Subscript) -> None:
 
 def _check_python_slice(a, node: ast.Subscript, index: ast.Slice) -> None:
     """``history[:seq_ends[i]]`` (pytorch-crf's Viterbi backtrace): a tensor bound of a Python list's slice
-    calls ``__index__`` too (measured: torch.compile cannot specialize the data-dependent integer)."""
+    calls ``__index__`` too (measured on torch 2.13: a graph break, Tensor.item())."""
     bounds = [b for b in (index.lower, index.upper, index.step) if b is not None and not a.is_silenced(b)]
     if not bounds or not _python_sequence(a, node.value):
         return
