@@ -167,6 +167,9 @@ class Analyzer:
         self._passthrough: dict[str, tuple] = {}
         #: module-level type aliases written as a subscript or union (``Tensorish = Union[Tensor, float]``)
         self._type_aliases: dict[str, ast.expr] = {}
+        #: namedtuple classes this file makes with the factory (``State = namedtuple("State", "y t dt")``):
+        #: class id -> field names
+        self._namedtuples: dict[str, tuple[str, ...]] = {}
         self._comprehension_target = False      # binding a comprehension's variable (see bind)
 
     # ------------------------------------------------------------------ driver
@@ -597,6 +600,10 @@ class Analyzer:
             items = target.elts
             starred = any(isinstance(item, ast.Starred) for item in items)
             parts = [element_kind(kind)] * len(items) if starred else unpacked_kinds(kind, len(items))
+            fields = self._namedtuples.get(obj_class(kind)) if self._namedtuples and not starred else None
+            if fields is not None and len(fields) == len(items):
+                # y0, f0, _, t0, dt, coeff = rk_state: each field holds what constructions put there
+                parts = [self.ask(("attr", obj_class(kind), field)) for field in fields]
             if value is not None and self._is_module_call(value) and not self._known_call(value):
                 parts = [None] * len(items)  # out, (h, c) = self.lstm(x): the parts' types are unknown
             if type(value) in (ast.Tuple, ast.List) and not starred and len(value.elts) == len(items):
@@ -1649,6 +1656,40 @@ class Analyzer:
             return None
         return None
 
+    def _namedtuple_class(self, target: ast.expr, value: ast.expr) -> bool:
+        """``_RungeKuttaState = collections.namedtuple("_RungeKuttaState", "y1, f1, t0, t1, dt")`` at module
+        level (torchdiffeq's solver state): a class whose instances hold, in each field, what this file's
+        constructions pass for it (``state.t1`` of a state built from tensors is a tensor)."""
+        if type(target) is not ast.Name or type(value) is not ast.Call or self.function_depth or self.classes \
+                or self.scope is not self.module_scope or len(value.args) < 2:
+            return False
+        if self.qualname(value.func) not in _NAMEDTUPLE_FACTORIES:
+            return False
+        fields = _namedtuple_fields(value.args[1])
+        if not fields:
+            return False
+        class_id = f"{self.module}.{target.id}"
+        self.produced.classes[class_id] = ((), False, False)
+        self._namedtuples[class_id] = fields
+        self.module_scope.kinds.pop(target.id, None)
+        self.module_scope.defs[target.id] = class_id
+        return True
+
+    def _note_namedtuple(self, node: ast.Call) -> None:
+        """A construction of a namedtuple class of this file: what it puts in each field."""
+        class_id = self.qualname(node.func)
+        fields = self._namedtuples.get(class_id) if class_id else None
+        if fields is None or any(type(arg) is ast.Starred for arg in node.args) \
+                or any(k.arg is None for k in node.keywords):
+            return
+        passed = list(zip(fields, node.args)) + [(k.arg, k.value) for k in node.keywords if k.arg in fields]
+        attrs = self.produced.attrs.setdefault(class_id, {})
+        for field, value in passed:
+            kind = relevant(self.value_kind(value))
+            if field in attrs and attrs[field] != kind:
+                kind = None  # other constructions here put something else there
+            attrs[field] = kind
+
     def _type_alias(self, target: ast.expr, value: ast.expr, declared: bool) -> bool:
         """A module-level type alias (pykeen's ``FloatTensor: TypeAlias = torch.Tensor``): a name for a
         tensor type (or, ``declared`` with ``TypeAlias``, any named type) becomes an alias of it, as an
@@ -1739,6 +1780,8 @@ class Analyzer:
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         if len(node.targets) == 1 and self._type_alias(node.targets[0], node.value, False):
+            return
+        if len(node.targets) == 1 and self._namedtuple_class(node.targets[0], node.value):
             return
         kind = self.kind(node.value)
         for target in node.targets:
@@ -2112,6 +2155,8 @@ class Analyzer:
     def visit_Call(self, node: ast.Call) -> None:
         self.check_call(node)
         self._record_call(node)
+        if self._namedtuples:
+            self._note_namedtuple(node)
         func = node.func
         if type(func) is ast.Attribute and func.attr in ("append", "insert") and type(func.value) is ast.Name \
                 and node.args:
@@ -2630,6 +2675,24 @@ def _distinctive_method(name: str) -> bool:
 
 
 _TYPE_ALIAS_MARKS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
+_NAMEDTUPLE_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple"})
+
+
+def _namedtuple_fields(spec: ast.expr) -> tuple[str, ...]:
+    """The field names of ``namedtuple(name, "a, b c")``, ``namedtuple(name, ["a", "b"])`` or
+    ``NamedTuple(name, [("a", Tensor), ...])``; empty when they are not written there."""
+    if type(spec) is ast.Constant and type(spec.value) is str:
+        return tuple(part for part in spec.value.replace(",", " ").split() if part.isidentifier())
+    if type(spec) in (ast.List, ast.Tuple):
+        names = []
+        for element in spec.elts:
+            if type(element) in (ast.Tuple, ast.List) and element.elts:
+                element = element.elts[0]
+            if type(element) is not ast.Constant or type(element.value) is not str:
+                return ()
+            names.append(element.value)
+        return tuple(names)
+    return ()
 _UNION_ANNOTATIONS = frozenset({"typing.Union", "typing.Optional", "Union", "Optional"})
 
 
