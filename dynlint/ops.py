@@ -216,6 +216,9 @@ TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.Long
 #: annotations that mean a boolean tensor (a mask), and the names of project type aliases of a tensor type
 #: that say so (``BoolTensor: TypeAlias = torch.Tensor``)
 MASK_ANNOTATIONS = frozenset({"torch.BoolTensor", "torch.cuda.BoolTensor"})
+#: a project function named as a predicate (``is_non_dominated``, ``has_overlap``) that returns a tensor
+#: returns a boolean one: a mask
+PREDICATE_PREFIXES = ("is_", "has_", "_is_", "_has_")
 MASK_ALIAS_NAMES = frozenset({"BoolTensor", "MaskTensor", "BoolMask"})
 PY_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "list", "dict", "tuple", "set",
                             "List", "Dict", "Tuple", "Set", "Sequence", "Callable",

@@ -1091,6 +1091,8 @@ class Analyzer:
             if passed is not _NOT_PASSED:
                 return passed
         returned = self._answered(node, self.ask(("call", qual)))
+        if returned == TENSOR and qual.rpartition(".")[2].startswith(ops.PREDICATE_PREFIXES):
+            returned = MASK  # botorch's `Y[is_non_dominated(Y)]`: a tensor-valued predicate is a boolean tensor
         if returned is None and qual.startswith(self.module + "."):
             local = self.local_classes.get(qual.rsplit(".", 1)[-1])
             if local is not None and local.id == qual:  # a class of this file, before the table knows it
