@@ -523,9 +523,9 @@ FIT_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})
 REPR_METHODS = frozenset({"__repr__", "__str__", "__format__", "extra_repr", "__nice__", "__rich_repr__"})
 #: functions and methods that plot or visualise (``plot_prediction``, ``visualize_attention``)
 HOST_FUNCTION_PREFIXES = ("plot", "visualize", "visualise", "_plot", "_visualize", "_visualise")
-#: words of a function's name (between underscores) that say export code: run once, eagerly
-#: (``cif_v1_export``, ``export_onnx``, ``to_onnx``)
-HOST_FUNCTION_WORDS = frozenset({"export", "onnx"})
+#: words of a function's name (between underscores) that say export, saving or loading code: run once, eagerly
+#: (``cif_v1_export``, ``export_onnx``, ``to_onnx``, schnetpack's ``System.load_molecules``, ``save_imgs``)
+HOST_FUNCTION_WORDS = frozenset({"export", "onnx", "load", "save"})
 #: name endings of classes (not nn.Modules) that run a model for inference: every method is host code
 #: unless compiled or training code reaches it (chronos' ``BaseChronosPipeline``, whisper's
 #: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``),
@@ -624,13 +624,15 @@ HOST_MODULE_PARTS = frozenset({
     # decoding loops (whisper's decoding.py, gliner's decoding/; not beam_search.py: allennlp's T5 forward
     # runs its beam search), model-hub wrappers, data processors (gliner's data_processing/, fairseq's processors/)
     "decoding", "hub", "processors", "processor", "processing", "preprocessing",
-    # profiling and benchmarking helpers (they time steps and summarise the timings afterwards)
-    "profile", "profiler", "profilers", "profiling",
+    # profiling and benchmarking helpers (they time steps and summarise the timings afterwards), loggers
+    # (they turn values into text or histograms for a logging backend)
+    "profile", "profiler", "profilers", "profiling", "logger", "loggers",
 })
 #: words of a module's name (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)
 #: that say host code as well (not ``data``: ``data_parallel``)
 HOST_MODULE_WORDS = frozenset({
     "profiler", "profilers", "profiling",  # ignite's handlers/time_profilers.py
+    "logger", "loggers",  # ignite's handlers/tensorboard_logger.py
     "test", "tests", "testing", "metric", "metrics", "visualization", "visualize", "visualizer", "viz",
     "plot", "plots", "plotting", "dataset", "datasets", "export", "exporters", "benchmark", "benchmarks",
     "loader", "loaders", "sampler", "samplers", "transforms", "pipeline", "pipelines", "inference", "callbacks",
