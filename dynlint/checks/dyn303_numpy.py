@@ -7,6 +7,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import NDARRAY, PY, SIZE
+from dynlint.analysis.variation import VARIES, variation
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN303", "numpy-in-compiled-code", "NumPy randomness or NumPy values made Python numbers break the graph",
@@ -22,19 +23,26 @@ def check_random(a, node, qual, method, receiver) -> None:
 
 @RULE.on_call(methods={"item", "tolist"}, any_receiver=True)
 def check_scalar(a, node, qual, method, receiver) -> None:
-    if a.kind(node.func.value) == NDARRAY and not node.args and not _from_numbers(a, node.func.value):
+    if a.kind(node.func.value) == NDARRAY and not node.args and not _from_numbers(a, node.func.value,
+                                                                                unknown_ok=_fixed(a, node.func.value)):
         a.report(RULE, node, f"`.{method}()` of a numpy value in the compiled step is a data-dependent operator "
                  "(a graph break); compute it with torch ops, or before the compiled region")
 
 
 @RULE.on_call(functions={"int", "float", "bool"})
 def check_conversion(a, node, qual, method, receiver) -> None:
-    if node.args and a.kind(node.args[0]) == NDARRAY and not _from_numbers(a, node.args[0]):
+    if node.args and a.kind(node.args[0]) == NDARRAY and not _from_numbers(a, node.args[0],
+                                                                        unknown_ok=_fixed(a, node.args[0])):
         a.report(RULE, node, f"`{qual}()` of a numpy value in the compiled step is a data-dependent operator "
                  "(a graph break); compute it with torch ops, or before the compiled region")
 
 
-def _from_numbers(a, node: ast.expr, depth: int = 0) -> bool:
+def _fixed(a, node: ast.expr) -> bool:
+    """No size in the expression varies between steps (the batch: ``x.shape[0]``)."""
+    return variation(a, node) != VARIES
+
+
+def _from_numbers(a, node: ast.expr, depth: int = 0, unknown_ok: bool = False) -> bool:
     """``np.ceil(len(x) / 4)``, ``np.log(seq_len)``: numpy math on Python numbers and sizes, no array in
     it.  Measured on torch 2.13: dynamo folds it (no graph break; with a dynamic size it specializes
     that size, as a branch on it would), unlike numpy values read from arrays (``np.zeros(3).sum()``)."""
@@ -43,15 +51,22 @@ def _from_numbers(a, node: ast.expr, depth: int = 0) -> bool:
     if isinstance(node, ast.Constant):
         return type(node.value) in (int, float)
     if isinstance(node, ast.BinOp):
-        return _from_numbers(a, node.left, depth + 1) and _from_numbers(a, node.right, depth + 1)
+        return _from_numbers(a, node.left, depth + 1, unknown_ok) and _from_numbers(a, node.right, depth + 1, unknown_ok)
     if isinstance(node, ast.UnaryOp):
-        return _from_numbers(a, node.operand, depth + 1)
+        return _from_numbers(a, node.operand, depth + 1, unknown_ok)
     if isinstance(node, ast.Call):
         qual = a.qualname(node.func) or ""
         if qual == "len":
             return True
         if (qual.startswith("numpy.") and not qual.startswith(ops.NUMPY_RANDOM_PREFIX)) or \
                 qual in ("int", "float", "abs", "round", "min", "max"):
-            return bool(node.args) and all(_from_numbers(a, arg, depth + 1) for arg in node.args)
+            return bool(node.args) and all(_from_numbers(a, arg, depth + 1, unknown_ok) for arg in node.args)
         return False
-    return a.kind(node) in (PY, SIZE)
+    kind = a.kind(node)
+    if unknown_ok and kind is None and depth > 0 and type(node) in (ast.Name, ast.Attribute, ast.Subscript):
+        # an operand of unknown kind in numpy math on fixed sizes (swin's ``np.ceil(H / window_size[1])``):
+        # a Python number (an array would make the int() itself fail unless it held one element); with the
+        # batch in it (``np.ceil(x.shape[0] / self.virtual_batch_size)``) it stays reported: one compile per
+        # batch size
+        return True
+    return kind in (PY, SIZE)
