@@ -602,7 +602,8 @@ MODEL_ENTRY_PREFIXES = ("generate", "predict", "encode", "decode")
 #: names that say "a boolean mask" (``valid_mask``, ``is_fg``, mmdet's ``inside_flags``/``valid_flags``;
 #: not ``keep``, which as often holds NMS indices, nor a singular ``flag``, often a Python bool): a
 #: tensor indexed by one is boolean-mask indexing, whatever the analysis could prove about the value
-MASK_NAME_RE = re.compile(r"(?:^|_)(?:mask|masks|valid|is|has|flags)(?:$|_)|^(?:is|has)[A-Z]", re.IGNORECASE)
+#: (the camelCase form, ``isValid``/``hasBox``, is case-sensitive: ``hashed_3``, ``island`` are no masks)
+MASK_NAME_RE = re.compile(r"(?i:(?:^|_)(?:mask|masks|valid|is|has|flags)(?:$|_))|^(?:is|Is|has|Has)[A-Z]")
 #: names that say "an index" even next to a mask word (``mask_idx``, ``valid_inds``, ``mask_ids``): integer
 #: indexing, not a mask
 INDEX_NAME_RE = re.compile(r"(?:^|_)(?:idx|idxs|index|indexes|indices|ind|inds|id|ids)(?:$|_)", re.IGNORECASE)
