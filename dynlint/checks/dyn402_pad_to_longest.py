@@ -39,7 +39,7 @@ def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
         return
     if qual is not None and (qual.startswith("torch.") or qual in ops.PADDING_COLLATORS):
         return
-    if not _tokenizer_like(node.func) or _only_feeds_a_warning(a, node):
+    if not _tokenizer_like(node.func) or _only_feeds_a_warning(a, node) or _pads_no_text(node):
         return
     from dynlint import fixes  # the fix machinery, imported only when a check reaches a call like this
 
@@ -51,6 +51,22 @@ def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
         advice = 'pass padding="max_length" with max_length=<n> and truncation=True, or pad_to_multiple_of=<n>'
     a.report(RULE, padding_keyword, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
              f"{advice}", fix_node=node)
+
+
+def _pads_no_text(node: ast.Call) -> bool:
+    """``AutoTokenizer.from_pretrained(name, padding=True)`` stores a setting and pads nothing;
+    ``processor(images=..., padding=True, return_tensors="pt")`` with no text: padding applies to text only
+    (torchmetrics' CLIP scores run the image branch so)."""
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
+        return True
+    keywords = {k.arg for k in node.keywords}
+    return not node.args and None not in keywords and bool(keywords & _IMAGE_KEYWORDS) \
+        and not keywords & _TEXT_KEYWORDS
+
+
+_IMAGE_KEYWORDS = frozenset({"images", "image", "audio", "audios", "videos", "raw_speech"})
+_TEXT_KEYWORDS = frozenset({"text", "texts", "text_pair", "text_target", "input_ids", "encoded_inputs"})
 
 
 def _tokenizer_like(func: ast.expr) -> bool:
