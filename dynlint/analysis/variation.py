@@ -53,7 +53,9 @@ _WORD_SPLIT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 
 # words of a tensor's name that say a weight or an embedding table, whose rows the model fixes
 # (not ``weights``, ``embeddings``: attention weights and embedded inputs have a batch)
-_WEIGHT_WORDS = frozenset({"weight", "bias", "codebook", "kernel", "table"})
+_WEIGHT_WORDS = frozenset({"weight", "bias", "codebook", "kernel", "table",
+                           # one row per feature level: deformable attention's ``spatial_shapes`` (num_levels, 2)
+                           "shapes", "levels"})
 _WEIGHT_PREFIXES = ("rel_pos", "pos_embed", "pos_emb", "absolute_pos")
 
 # tensors built from Python values: their rows are what the code put there
