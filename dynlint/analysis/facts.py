@@ -334,9 +334,11 @@ class ProjectFacts:
                 if namespace is not None:
                     module = alias
             if namespace is None:
-                # not a module of the run: the name outside it, once an alias led there
-                return qualname if len(seen) > 1 and not any(qualname.startswith(m + ".") for m in self.namespaces) \
-                    else None
+                # not a module of the run: the name outside it, once an alias led there (a name inside one of
+                # its modules, ``pkg.mod.Class.attr``, is no such name)
+                parts = qualname.split(".")
+                inside = any(".".join(parts[:cut]) in self.namespaces for cut in range(1, len(parts)))
+                return qualname if len(seen) > 1 and not inside else None
             target = namespace.get(name)
             if target is None:
                 for star in self._stars(module, namespace):

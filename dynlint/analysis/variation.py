@@ -256,10 +256,10 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
 
 def _names_a_weight(identifier: str) -> bool:
     if varying_name(identifier):
-        return False  # sample_weight: one per sample
+        return False  # batch_weight, seq_bias: one per sample or step
     words = {word.lower() for word in _WORD_SPLIT.split(identifier) if word}
-    if "sample" in words or "batch" in words:
-        return False  # sample_weight, batch_weight: one per sample
+    if "sample" in words:
+        return False  # sample_weight: one per sample
     return not _WEIGHT_WORDS.isdisjoint(words) or identifier.lower().startswith(_WEIGHT_PREFIXES)
 
 

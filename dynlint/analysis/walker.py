@@ -934,8 +934,8 @@ class Analyzer:
         if t is ast.Compare:
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
                 return PY
-            if len(node.ops) == 1 and type(node.ops[0]) in (ast.Eq, ast.NotEq) and any(
-                    type(side) is ast.Constant and side.value is None for side in (node.left, node.comparators[0])):
+            if len(node.ops) == 1 and type(node.ops[0]) in (ast.Eq, ast.NotEq) and (
+                    _is_constant_none(node.left) or _is_constant_none(node.comparators[0])):
                 return PY  # `mask != None`: a tensor compared with None is a Python bool (identity), no data read
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 if type(node.left) is ast.Constant and type(node.left.value) is str:
@@ -1306,13 +1306,13 @@ class Analyzer:
                     # and the imports it re-exports (``from .imports import *`` bringing torch, nn, F)
                     for local, qualified in self.ask(("star", module)) or ():
                         self._set_alias(local, qualified)
-                        if qualified.split(".", 1)[0] in ops.TORCH_MODULE_ROOTS:
-                            self.imports_torch = True
                 continue
             self._set_alias(alias.asname or alias.name, f"{module}.{alias.name}")
 
     def _set_alias(self, local: str, qualified: str) -> None:
         qualified = _canonical(qualified)
+        if qualified.split(".", 1)[0] in ops.TORCH_MODULE_ROOTS:
+            self.imports_torch = True  # an import, or a name a star import of a project module brought
         scope = self.scope
         if self.function_depth:  # an import inside a function binds the function's own name
             if scope.aliases is None:
@@ -1626,7 +1626,7 @@ class Analyzer:
                     self.imports_torch = True  # torch code, though torch comes in only by the alias
         if qual in ops.MASK_ANNOTATIONS:
             return MASK
-        if qual in ops.TENSOR_ANNOTATIONS or qual == "torch.Tensor":
+        if qual in ops.TENSOR_ANNOTATIONS:
             # an alias named for booleans (pykeen's ``BoolTensor: TypeAlias = torch.Tensor``) is a mask
             return MASK if named != qual and named.rpartition(".")[2] in ops.MASK_ALIAS_NAMES else TENSOR
         if qual in ops.TENSOR_MAPPING_ANNOTATIONS:
@@ -1662,8 +1662,7 @@ class Analyzer:
         """``_RungeKuttaState = collections.namedtuple("_RungeKuttaState", "y1, f1, t0, t1, dt")`` at module
         level (torchdiffeq's solver state): a class whose instances hold, in each field, what this file's
         constructions pass for it (``state.t1`` of a state built from tensors is a tensor)."""
-        if type(target) is not ast.Name or type(value) is not ast.Call or self.function_depth or self.classes \
-                or self.scope is not self.module_scope or len(value.args) < 2:
+        if not self._module_level_name(target) or type(value) is not ast.Call or len(value.args) < 2:
             return False
         if self.qualname(value.func) not in _NAMEDTUPLE_FACTORIES:
             return False
@@ -1686,11 +1685,16 @@ class Analyzer:
             return
         passed = list(zip(fields, node.args)) + [(k.arg, k.value) for k in node.keywords if k.arg in fields]
         attrs = self.produced.attrs.setdefault(class_id, {})
-        for field, value in passed:
+        for name, value in passed:
             kind = relevant(self.value_kind(value))
-            if field in attrs and attrs[field] != kind:
+            if name in attrs and attrs[name] != kind:
                 kind = None  # other constructions here put something else there
-            attrs[field] = kind
+            attrs[name] = kind
+
+    def _module_level_name(self, target: ast.expr) -> bool:
+        """``target`` is a name bound by a statement of the module itself (not in a class or a function)."""
+        return type(target) is ast.Name and not self.function_depth and not self.classes \
+            and self.scope is self.module_scope
 
     def _type_alias(self, target: ast.expr, value: ast.expr, declared: bool) -> bool:
         """A module-level type alias (pykeen's ``FloatTensor: TypeAlias = torch.Tensor``): a name for a
@@ -1698,11 +1702,11 @@ class Analyzer:
         import is, and other files resolve it through this module; a subscript or union
         (``Tensorish = Union[Tensor, float]``) is kept for this file's annotations.  True when the
         assignment was taken as an alias (nothing else to bind)."""
-        if type(target) is not ast.Name or self.function_depth or self.classes or self.scope is not self.module_scope:
+        if not self._module_level_name(target):
             return False
         if type(value) in (ast.Name, ast.Attribute):
             qual = self.qualname(value)
-            if qual is not None and (declared or qual in ops.TENSOR_ANNOTATIONS or qual == "torch.Tensor"):
+            if qual is not None and (declared or qual in ops.TENSOR_ANNOTATIONS):
                 self._set_alias(target.id, qual)
                 return True
             return False
@@ -2695,6 +2699,8 @@ def _namedtuple_fields(spec: ast.expr) -> tuple[str, ...]:
             names.append(element.value)
         return tuple(names)
     return ()
+
+
 _UNION_ANNOTATIONS = frozenset({"typing.Union", "typing.Optional", "Union", "Optional"})
 
 

@@ -113,11 +113,16 @@ def check_python_index(a, node: ast.Subscript) -> None:
         return
     if not _python_sequence(a, node.value):
         return
-    kind = a.value_kind(index)
-    if kind in TENSORISH and kind != MASK:
+    if _read_as_an_int(a, index):
         a.report(RULE, index, "a tensor used as the index of a Python list/tuple/ModuleList is read on the host "
                  "(`__index__`: a sync and a graph break); index a tensor instead (torch.stack the items, then "
                  "gather), or keep the index a Python int")
+
+
+def _read_as_an_int(a, node: ast.expr) -> bool:
+    """A tensor a Python sequence is indexed or sliced by (``__index__`` reads it); not a mask."""
+    kind = a.value_kind(node)
+    return kind in TENSORISH and kind != MASK
 
 
 def _check_python_slice(a, node: ast.Subscript, index: ast.Slice) -> None:
@@ -127,8 +132,7 @@ def _check_python_slice(a, node: ast.Subscript, index: ast.Slice) -> None:
     if not bounds or not _python_sequence(a, node.value):
         return
     for bound in bounds:
-        kind = a.value_kind(bound)
-        if kind in TENSORISH and kind != MASK:
+        if _read_as_an_int(a, bound):
             a.report(RULE, bound, "a tensor used as a slice bound of a Python list/tuple is read on the host "
                      "(`__index__`: a sync and a graph break); slice with a Python int, or keep the items in a "
                      "tensor and mask them")
@@ -139,8 +143,7 @@ def check_list_method(a, node, qual, method, receiver) -> None:
     """``parts.pop(c)`` / ``parts.insert(c, v)`` with a tensor ``c``."""
     if not node.args or a.is_silenced(node.args[0]) or not _python_sequence(a, node.func.value):
         return
-    kind = a.value_kind(node.args[0])
-    if kind in TENSORISH and kind != MASK:
+    if _read_as_an_int(a, node.args[0]):
         a.report(RULE, node.args[0], f"`list.{method}()` with a tensor index reads it on the host (a sync); "
                  "torch.compile fails on it (an internal error, measured); pass a Python int or keep the items "
                  "in a tensor")
