@@ -405,6 +405,12 @@ TENSOR_ONLY_METHODS = frozenset((
 #: result is only maybe one too
 CONTAINER_SHARED_METHODS = frozenset({"values"})
 
+#: methods of any object that take the loss tensor first: ``accelerator.backward(loss)``,
+#: ``self.manual_backward(loss)`` (Lightning), ``loss.backward(gradient)``; and GradScaler's
+#: ``scaler.scale(loss).backward()`` (``scale`` alone is too common a name to count)
+TENSOR_ARGUMENT_METHODS = frozenset({"backward", "manual_backward"})
+SCALED_BACKWARD_METHODS = frozenset({"scale", "scale_loss"})
+
 #: attributes only tensors have
 TENSOR_ONLY_ATTRIBUTES = frozenset("device is_cuda grad_fn is_leaf requires_grad mT mH".split())
 

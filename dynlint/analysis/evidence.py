@@ -38,6 +38,8 @@ _INVERT_RE = re.compile(rf"~\s*({_NAME})\b(?!\s*[.(\[])")
 _MASK_ARGUMENT_RE = re.compile(rf"\.\s*(?:masked_fill_?|masked_scatter_?|masked_select)\s*\(\s*(?:mask\s*=\s*)?({_NAME})\s*[,)]")
 _WHERE_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*,[^,()]*,")
 _IDENTIFIER_RE = re.compile(_NAME)
+# accelerator.backward(loss) / scaler.scale(loss).backward(): a method taking the loss tensor
+_ARGUMENT_METHOD_RE = re.compile(rf"\.\s*({_NAME})\s*\(\s*({_NAME})\s*(\)\s*\.\s*backward\s*\(|[,)])")
 
 
 def mask_names(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> frozenset[str]:
@@ -51,6 +53,17 @@ def mask_names(text: str, aliases: dict[str, str], is_local: Callable[[str], boo
         if _qualify(callee, aliases, is_local) == "torch.where":
             found.add(condition)
     return frozenset(n for n in found if n not in _NOT_NAMES and (n not in aliases or is_local(n)))
+
+
+_NUMPY_USE_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*(?:astype\s*\(|tobytes\s*\(|size\b(?!\s*\())")
+
+
+def numpy_names(text: str) -> frozenset[str]:
+    """Names used the way only numpy arrays are: ``x.astype(...)``, ``x.tobytes()``, ``x.size`` read
+    as an attribute (a tensor's ``size`` is a method)."""
+    if "astype" not in text and "size" not in text and "tobytes" not in text:
+        return frozenset()
+    return frozenset(_NUMPY_USE_RE.findall(_COMMENT_RE.sub("", text) if "#" in text else text))
 
 
 def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> frozenset[str]:
@@ -67,6 +80,10 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
                 found.add(name)
         elif member in attributes:
             found.add(name)
+    if "backward" in text:
+        for member, name, after in _ARGUMENT_METHOD_RE.findall(text):
+            if member in ops.TENSOR_ARGUMENT_METHODS or (member in ops.SCALED_BACKWARD_METHODS and len(after) > 1):
+                found.add(name)
     # Calls count only when the callee is a torch function (its first name imports torch or one of
     # its modules), so the call patterns are tried only where such a name starts: the same matches
     # a scan of the whole text finds (no match can start inside another one), at a fraction of

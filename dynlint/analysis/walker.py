@@ -142,7 +142,7 @@ class Analyzer:
         self.context: str | None = None         # TRAIN / HOST for the statements being visited
         self.findings: list[Finding] = []
         self.places: list[tuple[str, str | None]] = []
-        self.seen: set[tuple[str, int, int]] = set()
+        self.seen: dict[tuple[str, int, int], int] = {}  # (code, line, col) -> index in findings
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
         self._kind_cache: dict[int, object] = {}
         self._qual_cache: dict[int, str | None] = {}  # per node: names bound later do not change it
@@ -242,7 +242,7 @@ class Analyzer:
     def _begin_unit(self) -> None:
         self.produced = FileFacts(self.module)
         self.findings, self.places = [], []
-        self.seen = set()
+        self.seen = {}
         self._drivers = set()  # per unit: a unit walked again must note its driver roots again
         self.consumed = Consumed(self.table)
 
@@ -341,15 +341,20 @@ class Analyzer:
         return self.consumed.ask(key)
 
     def report(self, rule: checks.Rule, node: ast.AST, message: str, fix_node: ast.AST | None = None,
-               with_fix: bool = True) -> None:
+               with_fix: bool = True, step_only: bool = False) -> None:
+        """Record a finding.  ``step_only``: the finding rests on weak evidence (a value of unknown kind
+        used the way tensors are), so it is kept only where the call graph puts the statement in the
+        compiled or the training step, where such a value is a tensor far more often than not."""
         if rule.scope is not checks.Scope.ANYWHERE and self.on_error_path():
             return  # computed only to describe a failure: the step that gets there is over anyway
         code = rule.code
         line, col, end_line, end_col = self.position(node)
         key = (code, line, col)
-        if key in self.seen:
+        # `t.cpu().numpy().astype(f).tolist()`: the calls of a chain start at the same place; a finding on
+        # firm evidence replaces one kept only in the step
+        earlier = self.seen.get(key)
+        if earlier is not None and (step_only or len(self.places[earlier]) < 3):
             return
-        self.seen.add(key)
         fix = None
         if rule.fix is not None and with_fix:
             target = fix_node or node
@@ -360,8 +365,14 @@ class Analyzer:
                 if _STRICT:
                     raise
                 fix = None
-        self.findings.append(Finding(code, message, line, col, end_line, end_col, fix))
-        self.places.append((self._function_id(), self.context))
+        finding = Finding(code, message, line, col, end_line, end_col, fix)
+        place = (self._function_id(), self.context, step_only) if step_only else (self._function_id(), self.context)
+        if earlier is not None:
+            self.findings[earlier], self.places[earlier] = finding, place
+            return
+        self.seen[key] = len(self.findings)
+        self.findings.append(finding)
+        self.places.append(place)
 
     def on_error_path(self) -> bool:
         """The node being walked only runs when the code is about to fail: inside ``raise ...``, in an
@@ -734,6 +745,17 @@ class Analyzer:
             masks = node._dynlint_masks = _evidence.mask_names(self._body_text(node), self._aliases_here(),
                                                                 self._is_local_name)
         return masks
+
+    def used_as_numpy(self, name: str) -> bool:
+        """Whether the current function uses ``name`` the way only numpy arrays are used (``x.astype(...)``,
+        ``x.size`` as an attribute), computed once per function."""
+        node = self.scope.node
+        if node is None:
+            return False
+        names = getattr(node, "_dynlint_numpy", None)
+        if names is None:
+            names = node._dynlint_numpy = _evidence.numpy_names(self._body_text(node))
+        return name in names
 
     def _aliases_here(self) -> dict[str, str]:
         aliases = self.aliases
@@ -2021,12 +2043,24 @@ class Analyzer:
             test, holds = test.operand, not holds
         checks = _isinstance_checks(test)
         lone = checks == [test]
+        # `torch.is_tensor(x)` asks the same as `isinstance(x, torch.Tensor)`
+        is_tensor = [c for c in _is_tensor_checks(test) if self.qualname(c.func) == "torch.is_tensor"]
+        lone = lone or is_tensor == [test]
         if holds:
             tensors = [c.args[0] for c in checks if self._names_tensor_type(c.args[1])]
+            tensors += [c.args[0] for c in is_tensor]
             plain = [c.args[0] for c in checks if lone and self._names_plain_type(c.args[1])]
+            # `hasattr(v, "tolist") and not torch.is_tensor(v)`: past a negated tensor test, v is no tensor
+            for value in test.values if type(test) is ast.BoolOp and isinstance(test.op, ast.And) else ():
+                if type(value) is ast.UnaryOp and isinstance(value.op, ast.Not):
+                    plain += [c.args[0] for c in _is_tensor_checks(value.operand)
+                              if c is value.operand and self.qualname(c.func) == "torch.is_tensor"]
+                    plain += [c.args[0] for c in _isinstance_checks(value.operand)
+                              if c is value.operand and self._names_tensor_type(c.args[1])]
         else:
             tensors = []
             plain = [c.args[0] for c in checks if lone and self._names_tensor_type(c.args[1])]
+            plain += [c.args[0] for c in is_tensor if lone]
         if not tensors and not plain:
             return _NO_NARROWING
         assigned = _assigned_self_attrs(block) if block else set()
@@ -2653,6 +2687,17 @@ def _isinstance_checks(test: ast.expr) -> list[ast.Call]:
         return [c for v in test.values for c in _isinstance_checks(v)]
     if type(test) is ast.Call and type(test.func) is ast.Name and test.func.id == "isinstance" \
             and len(test.args) == 2:
+        return [test]
+    return []
+
+
+def _is_tensor_checks(test: ast.expr) -> list[ast.Call]:
+    """One-argument ``....is_tensor(x)`` calls that must all hold for the test to be true."""
+    if type(test) is ast.BoolOp and isinstance(test.op, ast.And):
+        return [c for v in test.values for c in _is_tensor_checks(v)]
+    if type(test) is ast.Call and len(test.args) == 1 and not test.keywords and (
+            (type(test.func) is ast.Attribute and test.func.attr == "is_tensor")
+            or (type(test.func) is ast.Name and test.func.id == "is_tensor")):
         return [test]
     return []
 

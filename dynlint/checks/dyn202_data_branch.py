@@ -15,12 +15,36 @@ RULE = rule("DYN202", "data-dependent-branch", "A branch on tensor values breaks
             fix="fix_raise_branch")
 
 
+_MESSAGE = ("branch on tensor values breaks the graph (data-dependent control flow); "
+            "use torch.where / torch.cond, or move the check out of the compiled region")
+
+
 @RULE.on_branch
 def check(a, test, body) -> None:
     if a.depends_on_values(test):
         a.silence_syncs(test)
-        a.report(RULE, test, "branch on tensor values breaks the graph (data-dependent control flow); "
-                 "use torch.where / torch.cond, or move the check out of the compiled region")
+        a.report(RULE, test, _MESSAGE)
+    elif _mask_named_any(a, test):
+        # `if not inside_flags.any():` on the result of an external helper (mmcv's anchor_inside_flags): a
+        # value named a mask and reduced with any()/all() is a tensor where the step runs it, and in numpy
+        # code elsewhere as often as not
+        a.report(RULE, test, _MESSAGE, step_only=True)
+
+
+def _mask_named_any(a, test: ast.expr) -> bool:
+    """``mask.any()``, ``not valid.all()`` (in an ``and``/``or`` too) on a value of unknown kind
+    whose name says it is a mask."""
+    if type(test) is ast.BoolOp:
+        return any(_mask_named_any(a, value) for value in test.values)
+    if type(test) is ast.UnaryOp and isinstance(test.op, ast.Not):
+        test = test.operand
+    if type(test) is not ast.Call or test.args or test.keywords or type(test.func) is not ast.Attribute \
+            or test.func.attr not in ("any", "all"):
+        return False
+    value = test.func.value
+    name = value.id if type(value) is ast.Name else value.attr if type(value) is ast.Attribute else None
+    return name is not None and a.kind(value) is None and ops.MASK_NAME_RE.search(name) is not None \
+        and ops.INDEX_NAME_RE.search(name) is None
 
 
 @RULE.on_call(functions=ops.COMPARING_BUILTINS)
