@@ -39,6 +39,22 @@ DYNAMIC_FUNCTIONS: dict[str, tuple[str, str]] = {
     "torch.nn.utils.rnn.pack_padded_sequence": ("DYN105", _PACK_ADVICE),
     "torch.nn.utils.rnn.pack_sequence": ("DYN105", _PACK_ADVICE),
 }
+#: NMS of the detection toolkits (custom ops, or torchvision's under them): as torchvision's. A project that
+#: defines one of these names itself is checked inside it instead (``checks._dynamic_ops``).
+THIRD_PARTY_NMS = frozenset(
+    [f"mmcv.ops.{name}" for name in (
+        "nms", "batched_nms", "soft_nms", "nms_match", "nms_rotated", "nms_quadri", "nms_bev", "nms_normal_bev",
+        "nms3d", "nms3d_normal", "nms.nms", "nms.batched_nms", "nms.soft_nms", "nms.nms_match", "nms.nms_rotated",
+        "nms.nms_quadri", "iou3d.nms_bev", "iou3d.nms_normal_bev", "iou3d.nms3d", "iou3d.nms3d_normal")]
+    + [f"mmdet.{path}.multiclass_nms" for path in (
+        "core", "core.post_processing", "core.post_processing.bbox_nms", "models.layers", "models.layers.bbox_nms")]
+    + [f"mmrotate.{path}.multiclass_nms_rotated" for path in (
+        "core", "core.post_processing", "core.post_processing.bbox_nms_rotated")]
+    + [f"mmdet3d.{path}.box3d_multiclass_nms" for path in (
+        "core", "core.post_processing", "core.post_processing.box3d_nms", "models.layers", "models.layers.box3d_nms")]
+    + [f"detectron2.layers.{name}" for name in ("nms", "batched_nms", "nms_rotated", "batched_nms_rotated")]
+)
+DYNAMIC_FUNCTIONS.update({name: ("DYN105", _NMS_ADVICE) for name in THIRD_PARTY_NMS})
 
 #: tensor method -> (code, what to do instead, tensor_specific)
 #: ``tensor_specific``: no common non-tensor type has this method, so an

@@ -223,3 +223,30 @@ def test_inference_apis_are_host_code(tmp_path, relpath):
     with_host = findings(dynlint("check", "--no-cache", "--include-host", "--output-format", "json", cwd=tmp_path))
     assert with_host == [(5, "DYN101", "host")]
     assert findings(dynlint("check", "--no-cache", "--output-format", "json", cwd=tmp_path)) == []
+
+
+def test_a_toolkit_nms_the_project_defines_is_checked_inside_not_at_its_calls(tmp_path):
+    """mmdet's own ``multiclass_nms`` is project code when mmdet is checked: its body says where the shape
+    goes dynamic, and its callers are not reported again; another project calling it is."""
+    package = tmp_path / "mmdet"
+    (package / "models" / "layers").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "models" / "__init__.py").write_text("")
+    (package / "models" / "layers" / "__init__.py").write_text(
+        "import torch\n\n\ndef multiclass_nms(boxes, scores, thr):\n    keep = torch.nonzero(scores > thr)\n"
+        "    return boxes[keep]\n")
+    (package / "models" / "head.py").write_text(
+        "from torch import nn\n\nfrom mmdet.models.layers import multiclass_nms\n\n\nclass Head(nn.Module):\n"
+        "    def forward(self, boxes, scores):\n        return multiclass_nms(boxes, scores, 0.05)\n")
+    (tmp_path / "rotated.py").write_text(
+        "from torch import nn\n\nfrom mmdet.models.layers import multiclass_nms\n\n\nclass Rotated(nn.Module):\n"
+        "    def forward(self, boxes, scores):\n        return multiclass_nms(boxes, scores, 0.05)\n")
+
+    def found(*paths):
+        proc = subprocess.run([sys.executable, "-m", "dynlint", "check", "--no-cache", "--output-format", "json",
+                               *paths], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert proc.returncode in (0, 1), proc.stderr
+        return sorted((Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in json.loads(proc.stdout))
+
+    assert found("mmdet") == [("__init__.py", 5, "DYN102")]
+    assert found("rotated.py") == [("rotated.py", 8, "DYN105")]

@@ -716,6 +716,12 @@ class Analyzer:
             return True, info.attr_kinds[attr]
         return False, None
 
+    def _set_in_this_method(self, attr: str) -> bool:
+        for scope in reversed(self.scopes):
+            if scope.node is not None and "self" in scope.kinds:
+                return scope.self_attrs is not None and attr in scope.self_attrs
+        return False
+
     def bound_to_sequence(self, name: str) -> bool:
         """Whether the current function binds ``name`` to a list or tuple display, a list comprehension
         or ``list(...)``/``tuple(...)`` somewhere (``parts = [(0, n)]`` inside a branch)."""
@@ -1002,6 +1008,10 @@ class Analyzer:
         if isinstance(value, ast.Name) and value.id == "self" and self.classes and self._self_is_instance():
             info = self.classes[-1]
             known, kind = self._self_attr(info, attr)
+            if kind == DATA and not self._set_in_this_method(attr):
+                # `self.n_systems = int(idx.max().item()) + 1` in a set-up method: read on the host once
+                # (reported there), a plain Python number wherever another method uses it
+                return PY
             if known:
                 if kind == PY and info.id:
                     # `self.mask = None` in __init__, a tensor once another method computed it: a
@@ -1011,7 +1021,8 @@ class Analyzer:
                         self._maybe_calls.add(id(node))  # only maybe: a plain value on the other path
                         return elsewhere
                 return kind
-            return self.ask(("attr", info.id, attr)) if info.id else None
+            found = self.ask(("attr", info.id, attr)) if info.id else None
+            return PY if found == DATA else found
         qual = self.qualname(node)
         if qual is not None:  # torch.float32, np.pi, module attributes
             return PY if not qual.startswith(("torch.nn.", "numpy.")) and not self._is_project(qual) else None
@@ -1042,6 +1053,8 @@ class Analyzer:
 
     def _is_project(self, qualname: str) -> bool:
         return qualname.split(".", 1)[0] in self.project_roots
+
+    is_project = _is_project
 
     def _infer_call(self, node: ast.Call):
         func = node.func
