@@ -23,6 +23,7 @@ import ast
 import contextlib
 import functools
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -2323,6 +2324,8 @@ class Analyzer:
                     self._drivers.add(noted)
                     self.produced.roots.append((root, ref_function(owner)))
         positional, own_keywords = node.args, ()
+        if node.args and _applies_a_function(func):
+            self._note_applied_function(node.args[0])
         if qual is not None and not self._is_project(qual):
             if qual == "functools.partial" and node.args and not isinstance(node.args[0], ast.Starred):
                 # the partial is called where it is made (nms_fn = partial(f, ...); nms_fn(x)): f runs
@@ -2359,6 +2362,17 @@ class Analyzer:
                 keywords[item.arg] = self._arg_fact(item.value)
         context = self.context or CALL
         self.produced.calls.append((self._function_id(), ref, tuple(args), keywords, star, context))
+
+    def _note_applied_function(self, value: ast.expr) -> None:
+        """``multi_apply(self._get_targets_single, ...)`` (mmdet), ``map(self._decode, xs)``,
+        ``apply_to_collection(fn, ...)``: the project function or method given first to a function that
+        applies it runs right there, in this function's region (an edge that only references it, as
+        ``functools.partial`` does: the arguments it gets are elements, not what is passed here)."""
+        if type(value) is ast.Name or (type(value) is ast.Attribute and type(value.value) is ast.Name
+                                        and value.value.id in ("self", "cls")):
+            ref = self._callee_ref(value, call=False)
+            if ref is not None and ref[0] in ("q", "m"):
+                self.produced.calls.append((self._function_id(), ref, (), {}, REFERENCE, self.context or CALL))
 
     def _moves_to_host(self, func: ast.expr) -> bool:
         if type(func) is not ast.Attribute or func.attr not in ops.TO_HOST_METHODS:
@@ -2702,6 +2716,15 @@ def _isinstance_checks(test: ast.expr) -> list[ast.Call]:
             and len(test.args) == 2:
         return [test]
     return []
+
+
+def _applies_a_function(func: ast.expr) -> bool:
+    """``map``, ``multi_apply``, ``tree_map``, ``apply_to_collection``, ``starmap``: by the callee's name."""
+    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+    return _APPLY_NAME_RE.search(name) is not None
+
+
+_APPLY_NAME_RE = re.compile(r"(?:^|_)(?:map|starmap|apply)(?:$|_)")
 
 
 def _is_tensor_checks(test: ast.expr) -> list[ast.Call]:
