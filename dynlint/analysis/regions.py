@@ -26,8 +26,10 @@
   ``*Callback`` classes, ``fit`` methods, ``plot*``/``visualize*`` functions, code that moves tensors
   to the CPU on purpose (``.cpu()``, ``.numpy()``, in an ``nn.Module`` outside its
   ``forward``: metrics, plots, export), code in modules whose path says host code (tests,
-  ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...), and
-  anything reachable only from them;
+  ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...), the
+  top-level statements of a script (a module with an ``if __name__ ==
+  "__main__":`` block) and a module-level ``main()``, and anything reachable only
+  from them;
 * ``unknown`` — nothing in this run reaches it (a library checked alone), or only
   an entry point nothing in this run calls and host code reach it.
 
@@ -80,6 +82,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             target, _ = table.callee(ref) if ref[0] != "q" or ref[1] not in table.classes else (None, False)
             if target is None and ref[0] == "q" and ref[1] in table.functions:
                 target = ref[1]
+            if target is None and root == ROOT_HOST and ref[0] == "q" and ref[1] in table.namespaces:
+                target = ref[1]  # a script's own statements (it has an `if __name__ == "__main__":` block)
             if target is None:
                 continue
             if root == ROOT_DRIVER:
@@ -122,6 +126,11 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     host.add(function_id)
             if name in ops.FIT_METHODS:
                 host.add(function_id)  # an encoder or normalizer fitted on data
+    # a script's `main()`; its training loops still make a training step (statement context)
+    for module in table.namespaces:
+        main = f"{module}.main"
+        if main in table.functions:
+            host.add(main)
     host_modules, plot_modules = _host_modules(table)
     driver_methods.update(_entry_class_methods(table))
     if host_modules:

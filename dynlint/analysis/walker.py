@@ -1935,7 +1935,27 @@ class Analyzer:
     def _is_training_loop(self, loop) -> bool:
         # the words are in the loop's text before its tree is searched (most loops have neither)
         text = "\n".join(self.lines[loop.lineno - 1:loop.end_lineno or loop.lineno])
-        return ("backward" in text or ".step(" in text) and _is_training_loop(loop)
+        if ("backward" in text or ".step(" in text) and _is_training_loop(loop):
+            return True
+        return "(" in text and self._calls_a_step_function(loop)
+
+    def _calls_a_step_function(self, loop) -> bool:
+        """The loop calls, by name, a function of this file (nested in an enclosing function, or at module
+        level) that itself calls ``backward()`` or steps an optimizer outside any loop of its own
+        (torchrl's scripts: ``for batch in buffer: loss = update(batch)`` with ``def update(...)`` in main)."""
+        if isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        names = {node.func.id for node in _direct_nodes(loop) if type(node) is ast.Call and type(node.func) is ast.Name}
+        if not names:
+            return False
+        for scope in [*self.scopes[1:], self.module_scope]:
+            body = self.tree.body if scope is self.module_scope else getattr(scope.node, "body", None) or []
+            for statement in body:
+                if type(statement) in (ast.FunctionDef, ast.AsyncFunctionDef) and statement.name in names:
+                    text = "\n".join(self.lines[statement.lineno - 1:statement.end_lineno or statement.lineno])
+                    if ("backward" in text or ".step(" in text) and _is_training_loop(statement):
+                        return True
+        return False
 
     def visit_While(self, node) -> None:
         self.check_branch_test(node.test, node.body)
@@ -1999,6 +2019,10 @@ class Analyzer:
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension_expr
 
     def visit_If(self, node) -> None:
+        if self.function_depth == 0 and not self.classes and _is_main_guard(node.test):
+            # a script: its top-level statements run as the script, on the host (a training loop among
+            # them is still the training step)
+            self.produced.roots.append((ROOT_HOST, ref_function(self.module)))
         guard = self._guard(node.test)
         outer = self.context
         if self._eager_only_rest(node.test):
@@ -2898,6 +2922,27 @@ def _is_training_loop(loop) -> bool:
                     return True
         pending.extend(ast.iter_child_nodes(node))
     return False
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either side)."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(type(side) is ast.Name and side.id == "__name__" for side in sides) and \
+        any(type(side) is ast.Constant and side.value == "__main__" for side in sides)
+
+
+def _direct_nodes(loop):
+    """The nodes of a loop's body outside nested functions, classes and loops."""
+    pending = list(loop.body)
+    while pending:
+        node = pending.pop()
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For, ast.AsyncFor,
+                          ast.While):
+            continue
+        yield node
+        pending.extend(ast.iter_child_nodes(node))
 
 
 def _canonical(qualified: str) -> str:
