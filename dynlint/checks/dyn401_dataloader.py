@@ -26,6 +26,8 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
     drop_last = argument(node, positions["drop_last"], "drop_last")
     if drop_last is not None and not is_constant(drop_last, False):
         return
+    if _in_tests(a.module):
+        return  # a test's loader feeds a test, not a compiled training run
     purpose = _purpose(a, node)
     if purpose == "evaluation":
         return  # evaluation/inference: every sample counts, and the last batch compiles once
@@ -38,6 +40,15 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
                  "the last batch to the batch size and drop the padded rows' outputs "
                  "(dynlint.runtime.pad_last_batch), or pass drop_last=True if this loader only feeds "
                  "training", with_fix=False)
+
+
+_TEST_PARTS = frozenset({"test", "tests", "testing"})
+
+
+def _in_tests(module: str) -> bool:
+    """A module of a test suite: a ``tests``/``test``/``testing`` package, or a ``test_*``/``*_test`` file."""
+    parts = module.split(".")
+    return any(part in _TEST_PARTS for part in parts) or parts[-1].startswith("test_") or parts[-1].endswith("_test")
 
 
 _EVALUATION_WORDS = ("val", "eval", "test", "predict", "infer", "inference", "pipeline")
