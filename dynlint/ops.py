@@ -555,6 +555,10 @@ HOST_FUNCTION_WORDS = frozenset({"export", "onnx", "load", "save", "colormap", "
 #: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``),
 #: nor ``*Generator`` (mmdet's ``AnchorGenerator``, a plain class, makes priors inside a head's forward)
 INFERENCE_CLASS_SUFFIXES = ("Pipeline", "Predictor", "Inferencer", "Decoder")
+#: an nn.Module named so whose forward is under @torch.no_grad()/@torch.inference_mode() is an inference
+#: wrapper (doctr's OCRPredictor), not a model: its forward is host code (not torchvision's FastRCNNPredictor,
+#: a head with a plain forward)
+PREDICTOR_MODULE_SUFFIXES = ("Pipeline", "Predictor", "Inferencer")
 #: bases that say nothing of what a class is (the last part of the base's name)
 PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple"})
 

@@ -116,7 +116,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 host.add(function_id)  # a pipeline, predictor or decoding driver that is no nn.Module
             if class_flags and class_flags[0]:
                 if name in ("forward", "__call__"):
-                    compiled.add(function_id)
+                    if NO_GRAD not in flags:  # an inference wrapper's no-grad forward (walker): host, above
+                        compiled.add(function_id)
                 elif name in ops.CONSTRUCTION_METHODS or name in ops.EVAL_METHODS \
                         or name in ops.INFERENCE_METHODS or name in ops.WEIGHT_EDIT_METHODS \
                         or name.startswith(ops.HOOK_PREFIXES) or name.endswith(ops.HOOK_SUFFIXES) \

@@ -1206,6 +1206,8 @@ class Analyzer:
         if qual in ops.NON_TENSOR_TORCH or qual.startswith(ops.NON_TENSOR_TORCH_PREFIXES):
             return PY
         namespace, _, last = qual.rpartition(".")
+        if last.startswith(("is_", "are_")):
+            return PY  # torch.is_autocast_cache_enabled(), torch.is_same_size(a, b): Python bools
         if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional."):
             if qual in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
                 return TENSOR
@@ -1452,6 +1454,11 @@ class Analyzer:
             elif qual in ops.NO_GRAD_DECORATORS and self.classes and self._directly_in_class() \
                     and not ops.NO_GRAD_HOST_METHOD_WORDS.isdisjoint(node.name.strip("_").split("_")):
                 flags.add(NO_GRAD)  # a sampling or decoding loop of a model (ddim_sample, p_sample)
+            elif qual in ops.NO_GRAD_DECORATORS and self.classes and self._directly_in_class() \
+                    and node.name in ("forward", "__call__") and self.classes[-1].name.endswith(ops.PREDICTOR_MODULE_SUFFIXES):
+                # an inference wrapper that is an nn.Module (doctr's OCRPredictor): its no-grad forward runs the
+                # models, then post-processes on the host; the models' own forwards are the compiled step
+                flags.add(NO_GRAD)
             elif (qual.startswith(ops.KERNEL_DECORATOR_PREFIXES) or _chain_root(target) in ("cuda", "triton", "numba", "nb", "tl")) \
                     and last in ops.KERNEL_DECORATOR_NAMES:
                 flags.add(KERNEL)
@@ -2568,7 +2575,10 @@ class Analyzer:
         kind = self.value_kind(node)
         if kind in TENSORISH or self.on_some_path(node):
             return True
-        return kind == DATA and not _only_names(node)
+        # `if self._inputs_are_safe(outputs):` a project function that returns a Python bool made from tensor
+        # data read it inside, where that conversion is reported; the branch here tests a Python value
+        return kind == DATA and not _only_names(node) and not (
+            type(node) is ast.Call and self._callee_ref(node.func) is not None)
 
 
 # ---------------------------------------------------------------------- helpers
