@@ -153,6 +153,7 @@ class Analyzer:
         self.stamp = 0                          # counts bindings, to tell which came later
         self.function_depth = 0                 # >0 while walking a function body
         self.tree: ast.AST | None = None
+        self._steppers: frozenset[str] | None = None  # _step_function_names, once per file
         # module-level functions and methods: walked after the module's own statements, each on its own
         self.deferred: list[tuple] = []
         self.units: dict = {}                   # unit key -> (findings, places, facts, answers)
@@ -181,6 +182,7 @@ class Analyzer:
         other methods), seeing that state, its class's ``__init__`` attributes and the table —
         so one of them can be walked again alone (``rewalk``) with the result a whole walk gives."""
         self.tree = tree
+        self._steppers = None
         if isinstance(tree, ast.Module):
             self.module_scope.node = tree
             self._declare_module_names(tree.body)
@@ -1952,17 +1954,27 @@ class Analyzer:
         (torchrl's scripts: ``for batch in buffer: loss = update(batch)`` with ``def update(...)`` in main)."""
         if isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
-        names = {node.func.id for node in _direct_nodes(loop) if type(node) is ast.Call and type(node.func) is ast.Name}
-        if not names:
-            return False
-        for scope in [*self.scopes[1:], self.module_scope]:
-            body = self.tree.body if scope is self.module_scope else getattr(scope.node, "body", None) or []
-            for statement in body:
-                if type(statement) in (ast.FunctionDef, ast.AsyncFunctionDef) and statement.name in names:
-                    text = "\n".join(self.lines[statement.lineno - 1:statement.end_lineno or statement.lineno])
-                    if ("backward" in text or ".step(" in text) and _is_training_loop(statement):
-                        return True
-        return False
+        steppers = self._step_function_names()
+        if not steppers:
+            return False  # most files: no function of theirs steps an optimizer
+        return any(type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in steppers
+                   for node in _direct_nodes(loop))
+
+    def _step_function_names(self) -> frozenset[str]:
+        """Names of this file's functions (at any depth) that call ``backward()`` or step an optimizer outside
+        any loop of their own (computed once per file)."""
+        names = self._steppers
+        if names is None:
+            found = set()
+            text = "\n".join(self.lines)
+            if "backward" in text or ".step(" in text:
+                for node in ast.walk(self.tree):
+                    if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                        body = "\n".join(self.lines[node.lineno - 1:node.end_lineno or node.lineno])
+                        if ("backward" in body or ".step(" in body) and _is_training_loop(node):
+                            found.add(node.name)
+            names = self._steppers = frozenset(found)
+        return names
 
     def visit_While(self, node) -> None:
         self.check_branch_test(node.test, node.body)
@@ -2755,7 +2767,7 @@ def _isinstance_checks(test: ast.expr) -> list[ast.Call]:
 def _applies_a_function(func: ast.expr) -> bool:
     """``map``, ``multi_apply``, ``tree_map``, ``apply_to_collection``, ``starmap``: by the callee's name."""
     name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
-    return _APPLY_NAME_RE.search(name) is not None
+    return ("map" in name or "apply" in name) and _APPLY_NAME_RE.search(name) is not None
 
 
 _APPLY_NAME_RE = re.compile(r"(?:^|_)(?:map|starmap|apply)(?:$|_)")
