@@ -24,12 +24,20 @@ def check(a, node: ast.Subscript) -> None:
         if type(element) is ast.Slice:
             continue
         kind = a.kind(element)
+        if _uint8_cast(element) and base is not None:
+            kind = MASK  # `pred[m.byte()]`: a uint8 index selects like a boolean mask (deprecated, still a mask)
         if kind == MASK or (kind in (None, TENSOR) and base in TENSORISH and _named_as_mask(element)
                             and not _bound_to_an_index(a, element)) or (
                 kind == NDARRAY and base in TENSORISH and type(element) is ast.Compare):  # x[seeds == 1]
             a.report(RULE, node, "boolean-mask indexing has a data-dependent output shape; "
                      "use torch.where(mask, x, 0) with a masked reduction")
             return
+
+
+def _uint8_cast(element: ast.expr) -> bool:
+    """``m.byte()``: a tensor cast to uint8 (only tensors have ``.byte()``)."""
+    return type(element) is ast.Call and type(element.func) is ast.Attribute and element.func.attr == "byte" \
+        and not element.args and not element.keywords
 
 
 def _bound_to_an_index(a, element: ast.expr) -> bool:
