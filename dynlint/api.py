@@ -61,8 +61,8 @@ class Outcome:
     JSON-able (the results cache stores it, see ``dynlint.cache``)."""
 
     findings: list[Finding]                                  # selection and noqa applied
-    # per finding: function id, context (and True when it is kept only in the compiled or training step)
-    places: list[tuple] = field(default_factory=list)
+    # per finding: function id, context, and whether it is kept only in the compiled or training step
+    places: list[tuple[str, str | None, bool]] = field(default_factory=list)
     facts: FileFacts | None = None                           # None: the file could not be walked
     consumed: dict = field(default_factory=dict)             # question -> answer it got from the table
     imports_torch: bool = False
@@ -189,12 +189,11 @@ def finish(outcome: Outcome, path: str, relpath: str, settings: Settings, region
 
     rules = load_all()
     kept = []
-    places = outcome.places or [("", None)] * len(outcome.findings)
-    for finding, place in zip(outcome.findings, places):
-        function_id, context = place[0], place[1]
+    places = outcome.places or [("", None, False)] * len(outcome.findings)
+    for finding, (function_id, context, step_only) in zip(outcome.findings, places):
         rule = rules.get(finding.code)
         region = region_of(function_id, context, regions) if function_id else ""
-        if len(place) > 2 and place[2] and (region not in (COMPILED, TRAINING) or not outcome.imports_torch):
+        if step_only and (region not in (COMPILED, TRAINING) or not outcome.imports_torch):
             continue  # weak evidence: kept only in the step, in a file that imports torch
         # a file that never imports torch has device hazards only where torch code of the project
         # reaches it (a helper module its model calls with tensors)

@@ -634,6 +634,11 @@ MASK_NAME_RE = re.compile(r"(?i:(?:^|_)(?:mask|masks|valid|is|has|flags)(?:$|_))
 #: indexing, not a mask
 INDEX_NAME_RE = re.compile(r"(?:^|_)(?:idx|idxs|index|indexes|indices|ind|inds|id|ids)(?:$|_)", re.IGNORECASE)
 
+
+def named_as_mask(identifier: str) -> bool:
+    """``valid_mask``, ``inside_flags``, ``isValid``; not ``mask_idx``: a name that says a boolean mask."""
+    return MASK_NAME_RE.search(identifier) is not None and INDEX_NAME_RE.search(identifier) is None
+
 #: tensor methods that move data to the host on purpose: a function calling them on tensors (outside an
 #: nn.Module) is host code (metrics, plots, export), unless a compiled or training path reaches it
 TO_HOST_METHODS = frozenset({"cpu", "numpy"})

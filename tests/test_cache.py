@@ -79,7 +79,7 @@ def test_the_hits_are_really_served_from_the_cache(project):
     variants = json.loads(path.read_text())
     assert len(variants) == 1
     variants[0]["f"] = [["DYN103", "planted", 1, 0, 1, 1, None]]
-    variants[0]["p"] = [["m0.f", None]]
+    variants[0]["p"] = [["m0.f", None, False]]  # function id, context, kept only in the step
     variants[0]["l"] = {"1": "import torch"}
     path.write_text(json.dumps(variants))
     shutil.rmtree(project / CACHE_DIR_NAME / "runs")  # else the whole run's snapshot answers first

@@ -81,7 +81,7 @@ def fake_analysis(findings):
     from dynlint.analysis.facts import FileFacts
     from dynlint.analysis.walker import FileAnalysis
 
-    return FileAnalysis(list(findings), [("m", None)] * len(findings), FileFacts("m"), {}, True)
+    return FileAnalysis(list(findings), [("m", None, False)] * len(findings), FileFacts("m"), {}, True)
 
 
 def run_plugin(source, monkeypatch, findings, lines=None):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from dynlint import ops
 from dynlint.analysis.modules import unique_aliases
-from dynlint.analysis.kinds import MASK, OBJ, PY, SCALAR_TENSOR, TENSOR, TENSORISH
+from dynlint.analysis.kinds import MASK, OBJ, SCALAR_TENSOR, TENSOR, TENSORISH
 
 # --- what a file produces -------------------------------------------------------------
 

@@ -105,7 +105,7 @@ class FileAnalysis:
 
     findings: list[Finding]
     #: per finding (same order): (id of the function it stands in, context or None)
-    places: list[tuple[str, str | None]]
+    places: list[tuple[str, str | None, bool]]  # per finding: function id, context, kept only in the step
     facts: FileFacts
     consumed: dict = field(default_factory=dict)   # question -> answer (see facts.Consumed)
     imports_torch: bool = False
@@ -142,7 +142,7 @@ class Analyzer:
         self._flow_pending: dict[tuple, dict] = {}
         self.context: str | None = None         # TRAIN / HOST for the statements being visited
         self.findings: list[Finding] = []
-        self.places: list[tuple[str, str | None]] = []
+        self.places: list[tuple[str, str | None, bool]] = []  # see FileAnalysis.places
         self.seen: dict[tuple[str, int, int], int] = {}  # (code, line, col) -> index in findings
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
         self._kind_cache: dict[int, object] = {}
@@ -356,7 +356,7 @@ class Analyzer:
         # `t.cpu().numpy().astype(f).tolist()`: the calls of a chain start at the same place; a finding on
         # firm evidence replaces one kept only in the step
         earlier = self.seen.get(key)
-        if earlier is not None and (step_only or len(self.places[earlier]) < 3):
+        if earlier is not None and (step_only or not self.places[earlier][2]):
             return
         fix = None
         if rule.fix is not None and with_fix:
@@ -369,7 +369,7 @@ class Analyzer:
                     raise
                 fix = None
         finding = Finding(code, message, line, col, end_line, end_col, fix)
-        place = (self._function_id(), self.context, step_only) if step_only else (self._function_id(), self.context)
+        place = (self._function_id(), self.context, step_only)
         if earlier is not None:
             self.findings[earlier], self.places[earlier] = finding, place
             return
@@ -394,8 +394,8 @@ class Analyzer:
         for index in range(len(stack) - 1, 0, -1):
             if isinstance(stack[index], ast.stmt):
                 statement, parent = stack[index], stack[index - 1]
-                for field in ("body", "orelse", "finalbody"):
-                    block = getattr(parent, field, None)
+                for name in ("body", "orelse", "finalbody"):
+                    block = getattr(parent, name, None)
                     if type(block) is list and statement in block:
                         return type(block[-1]) is ast.Raise
                 return False
@@ -678,10 +678,10 @@ class Analyzer:
             node = stack[i]
             if isinstance(node, ast.stmt):
                 parent = stack[i - 1]
-                for field in ("body", "orelse", "finalbody"):
-                    statements = getattr(parent, field, None)
+                for name in ("body", "orelse", "finalbody"):
+                    statements = getattr(parent, name, None)
                     if type(statements) is list and any(s is node for s in statements):
-                        return id(parent), field
+                        return id(parent), name
                 return id(parent), ""
         return 0, ""
 
@@ -1949,9 +1949,9 @@ class Analyzer:
         return "(" in text and self._calls_a_step_function(loop)
 
     def _calls_a_step_function(self, loop) -> bool:
-        """The loop calls, by name, a function of this file (nested in an enclosing function, or at module
-        level) that itself calls ``backward()`` or steps an optimizer outside any loop of its own
-        (torchrl's scripts: ``for batch in buffer: loss = update(batch)`` with ``def update(...)`` in main)."""
+        """The loop calls, by name, a function of this file (at any depth) that itself calls ``backward()`` or
+        steps an optimizer outside any loop of its own (torchrl's scripts: ``for batch in buffer: loss =
+        update(batch)`` with ``def update(...)`` in main)."""
         if isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
         steppers = self._step_function_names()
@@ -1968,11 +1968,8 @@ class Analyzer:
             found = set()
             text = "\n".join(self.lines)
             if "backward" in text or ".step(" in text:
-                for node in ast.walk(self.tree):
-                    if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
-                        body = "\n".join(self.lines[node.lineno - 1:node.end_lineno or node.lineno])
-                        if ("backward" in body or ".step(" in body) and _is_training_loop(node):
-                            found.add(node.name)
+                found = {node.name for node in ast.walk(self.tree)
+                         if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and self._is_training_loop(node)}
             names = self._steppers = frozenset(found)
         return names
 
@@ -2099,25 +2096,20 @@ class Analyzer:
         if type(test) is ast.UnaryOp and isinstance(test.op, ast.Not):
             test, holds = test.operand, not holds
         checks = _isinstance_checks(test)
-        lone = checks == [test]
-        # `torch.is_tensor(x)` asks the same as `isinstance(x, torch.Tensor)`
-        is_tensor = [c for c in _is_tensor_checks(test) if self.qualname(c.func) == "torch.is_tensor"]
-        lone = lone or is_tensor == [test]
+        lone_tensor = self._lone_tensor_test(test)
+        lone = checks == [test] or lone_tensor is not None
         if holds:
-            tensors = [c.args[0] for c in checks if self._names_tensor_type(c.args[1])]
-            tensors += [c.args[0] for c in is_tensor]
+            tensors = self._tensor_test_subjects(test)
             plain = [c.args[0] for c in checks if lone and self._names_plain_type(c.args[1])]
             # `hasattr(v, "tolist") and not torch.is_tensor(v)`: past a negated tensor test, v is no tensor
             for value in test.values if type(test) is ast.BoolOp and isinstance(test.op, ast.And) else ():
                 if type(value) is ast.UnaryOp and isinstance(value.op, ast.Not):
-                    plain += [c.args[0] for c in _is_tensor_checks(value.operand)
-                              if c is value.operand and self.qualname(c.func) == "torch.is_tensor"]
-                    plain += [c.args[0] for c in _isinstance_checks(value.operand)
-                              if c is value.operand and self._names_tensor_type(c.args[1])]
+                    subject = self._lone_tensor_test(value.operand)
+                    if subject is not None:
+                        plain.append(subject)
         else:
             tensors = []
-            plain = [c.args[0] for c in checks if lone and self._names_tensor_type(c.args[1])]
-            plain += [c.args[0] for c in is_tensor if lone]
+            plain = [lone_tensor] if lone_tensor is not None else []
         if not tensors and not plain:
             return _NO_NARROWING
         assigned = _assigned_self_attrs(block) if block else set()
@@ -2142,6 +2134,19 @@ class Analyzer:
         names = [n for n in names if self.lookup(n) in TENSORISH]
         attrs = [a.attr for a in attrs if self.kind(a) in TENSORISH]
         return _Narrowing(self, names, attrs, (SEQ, TENSOR), negative=True, items=items)
+
+    def _tensor_test_subjects(self, test: ast.expr) -> list[ast.expr]:
+        """What the tensor type tests that must all hold for ``test`` to be true ask about:
+        ``isinstance(x, torch.Tensor)``, and ``torch.is_tensor(x)``, which asks the same (through ``and``)."""
+        subjects = [c.args[0] for c in _isinstance_checks(test) if self._names_tensor_type(c.args[1])]
+        return subjects + [c.args[0] for c in _is_tensor_checks(test) if self.qualname(c.func) == "torch.is_tensor"]
+
+    def _lone_tensor_test(self, node: ast.expr) -> ast.expr | None:
+        """``x`` when ``node`` is a single tensor type test of it (``isinstance(x, Tensor)``, ``torch.is_tensor(x)``)."""
+        if type(node) is not ast.Call:
+            return None
+        subjects = self._tensor_test_subjects(node)
+        return subjects[0] if len(subjects) == 1 else None
 
     def _names_plain_type(self, node: ast.expr) -> bool:
         """``list``, ``(list, tuple)``, ``list | tuple``, ``int``, ``np.ndarray``: types no tensor is an

@@ -58,4 +58,4 @@ def _named_as_mask(element: ast.expr) -> bool:
     if type(element) is ast.Subscript and type(element.slice) is not ast.Slice:
         element = element.value
     name = element.id if type(element) is ast.Name else element.attr if type(element) is ast.Attribute else None
-    return name is not None and ops.MASK_NAME_RE.search(name) is not None and ops.INDEX_NAME_RE.search(name) is None
+    return name is not None and ops.named_as_mask(name)

@@ -43,8 +43,7 @@ def _mask_named_any(a, test: ast.expr) -> bool:
         return False
     value = test.func.value
     name = value.id if type(value) is ast.Name else value.attr if type(value) is ast.Attribute else None
-    return name is not None and a.kind(value) is None and ops.MASK_NAME_RE.search(name) is not None \
-        and ops.INDEX_NAME_RE.search(name) is None
+    return name is not None and a.kind(value) is None and ops.named_as_mask(name)
 
 
 @RULE.on_call(functions=ops.COMPARING_BUILTINS)

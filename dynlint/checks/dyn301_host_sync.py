@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.kinds import DICT, MASK, MODULE, NDARRAY, PY, SEQ, TENSORISH, TUPLE
+from dynlint.analysis.kinds import MASK, MODULE, NDARRAY, PY, SEQ, TENSORISH, TUPLE
 from dynlint.analysis.syntax import assigned_once_from
 from dynlint.checks import Scope, rule
 
