@@ -232,6 +232,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("torchcde", "0.2.5", "held-out", "neural controlled differential equations: spline interpolation, log-signatures, CDE solvers"),
     Package("deepspeed", "0.19.8", "held-out", "training engine: sharded MoE gating with capacity, ZeRO, pipeline engine, sequence parallelism"),
     Package("lightning-bolts", "0.7.0", "held-out", "Lightning models: self-supervised (SimCLR, BYOL, SwAV), detection, GANs, RL agents, losses"),
+    # added on 2026-11-27 (eighth session, after the fifteenth set's measurement), before dynlint was ever
+    # run on them: a sixteenth held-out set
+    Package("esm", "3.2.1.post1", "held-out", "protein language models: ESM3/ESM C transformers, structure tokenizers, geometric attention, sampling"),
+    Package("boltz", "2.2.1", "held-out", "biomolecular structure: pairformer trunk, diffusion sampling, confidence heads, featurization"),
+    Package("sb3-contrib", "2.9.2", "held-out", "RL: TQC/QR-DQN/TRPO/RecurrentPPO/MaskablePPO policies, losses, rollout buffers"),
+    Package("k-diffusion", "0.1.1.post1", "held-out", "diffusion: Karras samplers, denoiser wrappers, image transformer models, training utilities"),
+    Package("mmyolo", "0.6.0", "held-out", "YOLO detectors on MMDetection: heads, assigners (TAL/SimOTA/batch ATSS), losses, data preprocessors"),
+    Package("torchani", "2.9.0", "held-out", "neural network potentials: AEV computation, neighbour lists, species-wise networks, energy shifters"),
 )
 
 GROUPS = ("dev", "held-out")
