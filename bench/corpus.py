@@ -226,12 +226,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("uni2ts", "2.0.0", "dev", "time series foundation models: Moirai transformers, packed sequences, mixture distributions, losses"),
     # added on 2026-11-27 (seventh session, after the fourteenth set's measurement), before dynlint was ever
     # run on them: a fifteenth held-out set
-    Package("tabpfn", "9.2.0", "held-out", "tabular foundation model: per-feature transformer, in-context preprocessing, regression/classification heads"),
-    Package("audiolm-pytorch", "2.4.0", "held-out", "audio language models: SoundStream codec, residual VQ, semantic/coarse/fine transformers, trainers"),
-    Package("alphafold3-pytorch", "0.8.3", "held-out", "protein structure: pairformer, diffusion module, atom/token masks, confidence heads, losses"),
-    Package("torchcde", "0.2.5", "held-out", "neural controlled differential equations: spline interpolation, log-signatures, CDE solvers"),
-    Package("deepspeed", "0.19.8", "held-out", "training engine: sharded MoE gating with capacity, ZeRO, pipeline engine, sequence parallelism"),
-    Package("lightning-bolts", "0.7.0", "held-out", "Lightning models: self-supervised (SimCLR, BYOL, SwAV), detection, GANs, RL agents, losses"),
+    # measured once, held out, at cb2a934 (recall and a judged sample); moved to dev in the eighth session
+    # (2026-11-27), when a sixteenth set was added: changes were then made because of its judged findings
+    Package("tabpfn", "9.2.0", "dev", "tabular foundation model: per-feature transformer, in-context preprocessing, regression/classification heads"),
+    Package("audiolm-pytorch", "2.4.0", "dev", "audio language models: SoundStream codec, residual VQ, semantic/coarse/fine transformers, trainers"),
+    Package("alphafold3-pytorch", "0.8.3", "dev", "protein structure: pairformer, diffusion module, atom/token masks, confidence heads, losses"),
+    Package("torchcde", "0.2.5", "dev", "neural controlled differential equations: spline interpolation, log-signatures, CDE solvers"),
+    Package("deepspeed", "0.19.8", "dev", "training engine: sharded MoE gating with capacity, ZeRO, pipeline engine, sequence parallelism"),
+    Package("lightning-bolts", "0.7.0", "dev", "Lightning models: self-supervised (SimCLR, BYOL, SwAV), detection, GANs, RL agents, losses"),
     # added on 2026-11-27 (eighth session, after the fifteenth set's measurement), before dynlint was ever
     # run on them: a sixteenth held-out set
     Package("esm", "3.2.1.post1", "held-out", "protein language models: ESM3/ESM C transformers, structure tokenizers, geometric attention, sampling"),
