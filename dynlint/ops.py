@@ -175,6 +175,11 @@ NON_TENSOR_TORCH = frozenset(
         "Generator Stream Event"
     ).split()
 )
+#: torch functions named for global settings (``torch.get_autocast_dtype(device_type)``,
+#: ``torch.set_default_dtype``): their arguments are devices, dtypes and flags, not tensors
+NON_TENSOR_TORCH_NAME_PREFIXES = ("get_", "set_", "use_", "is_autocast")
+#: ...except these, which take a tensor
+TENSOR_TORCH_SETTING_NAMES = frozenset({"get_device"})
 #: torch functions returning Python data computed from tensor values
 DATA_TORCH_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
 
@@ -185,12 +190,25 @@ MODULE_BASE_QUALNAMES = frozenset({
 })
 MODULE_BASE_SUFFIXES = ("PreTrainedModel", "LightningModule", "BaseModule", "ModelMixin")
 
+#: base classes of custom autograd functions: ``F.apply(x)`` runs ``F.forward(ctx, x)`` where it is called, and
+#: ``F.backward(ctx, grad)`` in the same step's backward pass
+AUTOGRAD_FUNCTION_BASES = frozenset({
+    "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
+})
+#: attributes holding a sequence of tensors: ``x, w = ctx.saved_tensors`` in a custom backward
+TENSOR_SEQUENCE_ATTRIBUTES = frozenset({"saved_tensors", "saved_variables"})
+
 #: base classes whose every method runs on the host: __getitem__/__iter__ in data workers, construction and
 #: caching helpers in the data pipeline
 DATASET_BASE_QUALNAMES = frozenset({
     "torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
     "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset",
     "torch.utils.data.TensorDataset", "torch.utils.data.IterDataPipe", "torch.utils.data.MapDataPipe",
+})
+#: iterable-style datasets: a loader over one yields what its iterator yields (an RL experience source,
+#: an endless stream): no dataset length, so no fixed short last batch to drop
+ITERABLE_DATASET_BASES = frozenset({
+    "torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset", "torch.utils.data.IterDataPipe",
 })
 #: base classes (by name) whose every method runs on the host: Lightning data modules, Lightning/transformers
 #: callbacks
@@ -232,6 +250,15 @@ TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.Long
 #: annotations that mean a boolean tensor (a mask), and the names of project type aliases of a tensor type
 #: that say so (``BoolTensor: TypeAlias = torch.Tensor``)
 MASK_ANNOTATIONS = frozenset({"torch.BoolTensor", "torch.cuda.BoolTensor"})
+#: shape-and-dtype annotations: jaxtyping's ``Float[Tensor, "b n"]`` (a tensor when the array type is one),
+#: and a project's own shorthand for them, ``Float["b n"]`` (alphafold3-pytorch's ``TorchTyping(Float)``);
+#: ``Bool[...]`` is a mask
+SHAPE_DTYPE_ANNOTATIONS = frozenset(
+    "Float Int Bool Shaped Num Real Integer Inexact Complex UInt Float16 Float32 Float64 BFloat16 "
+    "Int8 Int16 Int32 Int64 UInt8 UInt16 UInt32 UInt64 Complex64 Complex128".split()
+)
+#: torchtyping's ``TensorType["batch", "channels"]``
+TENSOR_SUBSCRIPT_ANNOTATIONS = frozenset({"torchtyping.TensorType"})
 #: a project function named as a predicate (``is_non_dominated``, ``has_overlap``) that returns a tensor
 #: returns a boolean one: a mask
 PREDICATE_PREFIXES = ("is_", "has_", "_is_", "_has_")
@@ -345,7 +372,7 @@ ITERATING_BUILTINS = frozenset({"sum", "list", "tuple"})
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 #: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last)
-DATALOADER_POSITIONS = {"batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "collate_fn": 6, "drop_last": 8}
+DATALOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "collate_fn": 6, "drop_last": 8}
 
 PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 PADDING_COLLATORS = frozenset({
@@ -422,9 +449,10 @@ TENSOR_ONLY_METHODS = frozenset((
 CONTAINER_SHARED_METHODS = frozenset({"values"})
 
 #: methods of any object that take the loss tensor first: ``accelerator.backward(loss)``,
-#: ``self.manual_backward(loss)`` (Lightning), ``loss.backward(gradient)``; and GradScaler's
+#: ``self.manual_backward(loss)`` (Lightning), ``loss.backward(gradient)``, a custom autograd function's
+#: ``ctx.save_for_backward(x, ...)``; and GradScaler's
 #: ``scaler.scale(loss).backward()`` (``scale`` alone is too common a name to count)
-TENSOR_ARGUMENT_METHODS = frozenset({"backward", "manual_backward"})
+TENSOR_ARGUMENT_METHODS = frozenset({"backward", "manual_backward", "save_for_backward"})
 SCALED_BACKWARD_METHODS = frozenset({"scale", "scale_loss"})
 
 #: attributes only tensors have

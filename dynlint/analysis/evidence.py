@@ -150,7 +150,10 @@ def _takes_tensor_first(qual: str) -> bool:
         return False
     if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional."):
         return False
-    return not qual.rsplit(".", 1)[-1][:1].isupper()  # classes
+    last = qual.rsplit(".", 1)[-1]
+    if last.startswith(ops.NON_TENSOR_TORCH_NAME_PREFIXES) and last not in ops.TENSOR_TORCH_SETTING_NAMES:
+        return False  # torch.get_autocast_dtype(device_type)
+    return not last[:1].isupper()  # classes
 
 
 # Google style "x (torch.Tensor): ...", "x (Tensor, optional): ..."; numpydoc "x : torch.Tensor";

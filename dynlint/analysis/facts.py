@@ -102,6 +102,10 @@ def tuples(value):
     return value
 
 
+#: the ``bound`` of a callee that takes a context object first (a custom autograd function's ``forward``,
+#: called through ``apply``): the arguments of the call start at its second parameter
+CTX = "ctx"
+
 # Callee references, resolved by the table:
 #   ("q", qualified name)          a function, or a class (its constructor)
 #   ("m", class qualname, method)  a method looked up through the class's bases (bound call)
@@ -225,6 +229,8 @@ class ProjectFacts:
         * ``("param", function, name)``: the join of what callers pass, ``(kind, maybe)``;
         * ``("base", qualname)``: ``(is_module, is_dataset)`` of a project base class;
         * ``("attr", class, name)``: the kind of ``self.<name>`` in that class or its bases;
+        * ``("bases", class)``: the bases outside the project (qualified names) of the class and its
+          project bases, sorted;
         * ``("pass", qualname)``: ``(parameter names, returned parameters)`` of a function that returns
           one of its parameters (``default(val, d)``), else None.
         """
@@ -239,7 +245,8 @@ class ProjectFacts:
         if kind == "call":
             target = self.resolve(key[1])
             if target is None:
-                return None
+                applied = self.applied_forward(key[1])
+                return self.returns.get(applied) if applied else None
             if target in self.classes:
                 flags = self.class_flags(target)
                 return ((OBJ, target, bool(flags and flags[0])), False)
@@ -265,6 +272,9 @@ class ProjectFacts:
         if kind == "pass":
             target = self.resolve(key[1])
             return self.passthrough.get(target) if target else None
+        if kind == "bases":
+            target = self.resolve(key[1])
+            return self.external_bases(target) if target in self.classes else None
         if kind == "star":
             return self.star_exports(key[1])
         if kind == "alias":
@@ -461,6 +471,26 @@ class ProjectFacts:
             pending.extend(self._children.get(child, ()))
         return sorted(found)
 
+    def applied_forward(self, qualname: str) -> str | None:
+        """``Fn.apply`` of a project ``torch.autograd.Function``: its ``forward`` (called with ``ctx`` first,
+        then the arguments of ``apply``), or None."""
+        owner_name, _, attr = qualname.rpartition(".")
+        if attr != "apply" or not owner_name:
+            return None
+        owner = self.resolve(owner_name)
+        if owner is None or owner not in self.classes or not self.is_autograd_function(owner):
+            return None
+        return self.method(owner, "forward")
+
+    def external_bases(self, class_id: str) -> list[str]:
+        """Qualified names of the bases outside the project, through the class's project bases."""
+        return sorted({base for owner in self.mro(class_id) for base in self.classes[owner][0]
+                       if self.resolve(base) is None})
+
+    def is_autograd_function(self, class_id: str) -> bool:
+        """A subclass of ``torch.autograd.Function`` (through project bases)."""
+        return any(not ops.AUTOGRAD_FUNCTION_BASES.isdisjoint(self.classes[owner][0]) for owner in self.mro(class_id))
+
     def method(self, class_id: str, name: str) -> str | None:
         for owner in self.mro(class_id):
             candidate = f"{owner}.{name}"
@@ -489,7 +519,8 @@ class ProjectFacts:
         if tag == "q":
             target = self.resolve(ref[1])
             if target is None:
-                return None, False
+                applied = self.applied_forward(ref[1])
+                return (applied, CTX) if applied else (None, False)
             if target in self.classes:
                 return self.method(target, "__init__"), True
             record = self.functions.get(target)
@@ -518,7 +549,7 @@ class ProjectFacts:
                 if record is None:
                     continue
                 positional, keyword_only, has_varargs, has_varkw, _bound, _flags = record
-                names = positional[1:] if bound and record[4] else positional
+                names = positional[1:] if bound and (record[4] or bound == CTX) else positional
                 given = set()
                 for name, value in zip(names, args):
                     contributions.setdefault((target, name), []).append(value)

@@ -2,7 +2,9 @@
 
 * ``compiled`` — the compiled step: reachable from an ``nn.Module``'s ``forward``
   or from a function compiled with ``torch.compile`` (decorated, passed to it,
-  to ``checkpoint``/``vmap``), losses and helpers they call included, and
+  to ``checkpoint``/``vmap``), losses and helpers they call included, the
+  ``forward`` and ``backward`` of a custom ``torch.autograd.Function`` applied
+  there (``Fn.apply(x)``), and
   callables given to an ``nn.Module``'s constructor (its forward runs them);
 * ``training`` — the training step: the body of a loop that itself calls
   ``backward()`` or steps an optimizer (not an epoch loop around it), a function
@@ -45,7 +47,7 @@ from collections import deque
 
 from dynlint import ops
 from dynlint.analysis.facts import (
-    FORWARD, HOST, NO_GRAD, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TO_HOST, ROOT_TRAIN, TRAIN, ProjectFacts,
+    CTX, FORWARD, HOST, NO_GRAD, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TO_HOST, ROOT_TRAIN, TRAIN, ProjectFacts,
 )
 
 COMPILED = "compiled"
@@ -279,8 +281,13 @@ def _targets(table: ProjectFacts, ref: tuple) -> list[str]:
     instance, the overrides in the project's subclasses (the instance may be one)."""
     if ref[0] == "n":
         return table.methods_named(ref[1])  # a distinctive method name on a receiver of unknown type
-    target, _ = table.callee(ref)
+    target, bound = table.callee(ref)
     targets = [target] if target is not None else []
+    if bound == CTX and target is not None:
+        # `Fn.apply(x)`: its backward runs in the same step, when the loss is differentiated
+        backward = table.method(target.rpartition(".")[0], "backward")
+        if backward is not None:
+            targets.append(backward)
     if ref[0] in ("m", "mod"):
         owner = table.resolve(ref[1])
         if owner is not None:

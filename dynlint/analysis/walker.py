@@ -1026,6 +1026,8 @@ class Analyzer:
                 return kind
             found = self.ask(("attr", info.id, attr)) if info.id else None
             return PY if found == DATA else found
+        if attr in ops.TENSOR_SEQUENCE_ATTRIBUTES:
+            return (SEQ, TENSOR)  # `hidden, weight = ctx.saved_tensors` in a custom backward
         qual = self.qualname(node)
         if qual is not None:  # torch.float32, np.pi, module attributes
             return PY if not qual.startswith(("torch.nn.", "numpy.")) and not self._is_project(qual) else None
@@ -1653,6 +1655,10 @@ class Analyzer:
             if kinds and all(k is not None and k != _MAYBE_TENSOR for k in kinds):
                 return PY  # str | Path | list: no side a tensor
             return None
+        if isinstance(annotation, ast.Subscript):
+            shaped = self._shape_dtype_kind(annotation, depth, torchscript)
+            if shaped is not _NOT_SHAPED:
+                return shaped
         qual = self.qualname(annotation)
         container = None
         if qual is None and isinstance(annotation, ast.Subscript):
@@ -1702,6 +1708,31 @@ class Analyzer:
                 return answer[0]
             return None
         return None
+
+    def _shape_dtype_kind(self, annotation: ast.Subscript, depth: int, torchscript: bool):
+        """``Float[Tensor, "b n"]`` (jaxtyping), ``Float["b n"]`` (a project's shorthand for it),
+        ``TensorType["batch", 3]`` (torchtyping): a tensor, a mask for ``Bool``; ``_NOT_SHAPED`` when
+        the annotation is none of these."""
+        base = self.qualname(annotation.value)
+        if base in ops.TENSOR_SUBSCRIPT_ANNOTATIONS:
+            return TENSOR
+        if base is None:
+            return _NOT_SHAPED
+        root, _, last = base.rpartition(".")
+        if last not in ops.SHAPE_DTYPE_ANNOTATIONS or not (root == "jaxtyping" or self._is_project(base)):
+            return _NOT_SHAPED
+        elements = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        if len(elements) == 1 and self._is_project(base):
+            shape = elements[0]
+            if not (isinstance(shape, ast.Constant) and isinstance(shape.value, str)):
+                return _NOT_SHAPED
+            return MASK if last == "Bool" else TENSOR  # Float['b n d']: the project wraps the array type in
+        if len(elements) != 2:
+            return _NOT_SHAPED
+        array = self._annotation_kind(elements[0], depth + 1, torchscript)
+        if array in TENSORISH:
+            return MASK if last == "Bool" else TENSOR
+        return array  # Float[np.ndarray, "n"]: an array; Float[Array, ...] (jax): unknown
 
     def _namedtuple_class(self, target: ast.expr, value: ast.expr) -> bool:
         """``_RungeKuttaState = collections.namedtuple("_RungeKuttaState", "y1, f1, t0, t1, dt")`` at module
@@ -2614,6 +2645,7 @@ _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "typing.Dict", "typ
 _PLAIN_TYPES = frozenset({"list", "tuple", "dict", "int", "float", "bool", "str", "bytes", "complex",
                           "numpy.ndarray", "numbers.Number", "collections.abc.Sequence", "typing.Sequence",
                           "collections.abc.Mapping", "typing.Mapping"})
+_NOT_SHAPED = object()  # _shape_dtype_kind: not a shape-and-dtype annotation
 _MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see _annotation_kind)
 _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
 

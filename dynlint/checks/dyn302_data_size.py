@@ -58,7 +58,7 @@ def check_bounds(a, node, qual, method, receiver) -> None:
 
 
 def _report_bound(a, value: ast.expr, what: str) -> bool:
-    if a.value_kind(value) not in DATA_DERIVED:
+    if a.value_kind(value) not in DATA_DERIVED and not a.on_some_path(value):
         return False
     a.silence_syncs(value)
     a.report(RULE, value, f"bound passed to `{what}` is computed from tensor data: the op needs it as a Python "
@@ -82,7 +82,8 @@ def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
     candidates.extend(k.value for k in node.keywords if k.arg in keywords)
     for candidate in candidates:
         for value in size_elements(candidate):
-            if a.value_kind(value) in DATA_DERIVED:
+            # also a size that is data on some path (`if max_len is None: max_len = lens.amax()`)
+            if a.value_kind(value) in DATA_DERIVED or a.on_some_path(value):
                 a.silence_syncs(value)
                 a.report(RULE, value, f"size passed to {what} is computed from tensor data, so the "
                          "output shape is data-dependent; derive sizes from .shape/.size(), or use a fixed "

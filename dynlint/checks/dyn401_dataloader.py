@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
+from dynlint.analysis.kinds import obj_class
 from dynlint.analysis.syntax import argument, is_constant
 from dynlint.checks import Scope, rule
 
@@ -28,6 +29,8 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
         return
     if _in_tests(a.module):
         return  # a test's loader feeds a test, not a compiled training run
+    if _iterable_dataset(a, argument(node, positions["dataset"], "dataset")):
+        return  # batches of what an iterator yields (an experience source, a stream): no last batch to drop
     purpose = _purpose(a, node)
     if purpose == "evaluation":
         return  # evaluation/inference: every sample counts, and the last batch compiles once
@@ -40,6 +43,15 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
                  "the last batch to the batch size and drop the padded rows' outputs "
                  "(dynlint.runtime.pad_last_batch), or pass drop_last=True if this loader only feeds "
                  "training", with_fix=False)
+
+
+def _iterable_dataset(a, dataset) -> bool:
+    """The dataset is an instance of a project subclass of ``IterableDataset``."""
+    owner = obj_class(a.kind(dataset)) if dataset is not None else None
+    if owner is None:
+        return False
+    bases = a.ask(("bases", owner))
+    return bool(bases) and not ops.ITERABLE_DATASET_BASES.isdisjoint(bases)
 
 
 _TEST_PARTS = frozenset({"test", "tests", "testing"})
