@@ -67,6 +67,11 @@ DYNAMIC_METHODS: dict[str, tuple[str, str, bool]] = {
     "unique_consecutive": ("DYN103", "move it out of the compiled region (CPU fallback), or use a fixed-size formulation", True),
     "masked_select": ("DYN104", _MASKED_SELECT_ADVICE, True),
     "bincount": ("DYN105", "use torch.histc, or scatter_add_ into a tensor of fixed length", True),
+    # a sparse tensor holds as many values as the input has nonzeros (measured on torch 2.13: "Attempted to
+    # wrap sparse Tensor with VariableTracker", a graph break)
+    "to_sparse": ("DYN105", "keep the dense tensor (mask it with torch.where) in the compiled region", True),
+    "to_sparse_coo": ("DYN105", "keep the dense tensor (mask it with torch.where) in the compiled region", True),
+    "to_sparse_csr": ("DYN105", "keep the dense tensor (mask it with torch.where) in the compiled region", True),
 }
 
 #: keywords of a dynamic method that only torch's spelling takes (numpy's ``nonzero()`` and pandas'

@@ -1027,7 +1027,11 @@ class Analyzer:
             found = self.ask(("attr", info.id, attr)) if info.id else None
             return PY if found == DATA else found
         if attr in ops.TENSOR_SEQUENCE_ATTRIBUTES:
-            return (SEQ, TENSOR)  # `hidden, weight = ctx.saved_tensors` in a custom backward
+            # `hidden, valid = ctx.saved_tensors` in a custom backward: what its forward saved
+            saved = self.ask(("attr", self.classes[-1].id, _SAVED)) if self.classes and self.classes[-1].id else None
+            if type(saved) is tuple and saved[0] == TUPLE:
+                return (TUPLE, *(k if k in TENSORISH else TENSOR for k in saved[1:]))
+            return (SEQ, TENSOR)
         qual = self.qualname(node)
         if qual is not None:  # torch.float32, np.pi, module attributes
             return PY if not qual.startswith(("torch.nn.", "numpy.")) and not self._is_project(qual) else None
@@ -1544,12 +1548,21 @@ class Analyzer:
         params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
         evidence = documented = None
         bound = cls is not None and bool(positional) and not _is_staticmethod(node)
+        # a custom autograd function's backward(ctx, *grads): the gradients of its outputs, tensors (or
+        # None for an output that needs none)
+        gradients = cls is not None and node.name == "backward" and not bound and bool(positional) \
+            and self._autograd_function(cls)
         commented = self._type_comment(node, len(positional) - bound)
         for index, (arg, default) in enumerate(params):
             name = arg.arg
             scope.bindings[name] = None
             if bound and index == 0:
                 scope.kinds[name] = None  # self / cls
+                continue
+            if gradients:
+                scope.kinds[name] = None if index == 0 else TENSOR  # ctx, then the gradients
+                if index:
+                    scope.maybe.add(name)
                 continue
             annotation = arg.annotation
             if annotation is None and commented is not None and arg in positional:
@@ -1593,8 +1606,29 @@ class Analyzer:
                 scope.maybe.add(name)
         for extra in (args.vararg, args.kwarg):
             if extra is not None:
-                scope.kinds[extra.arg] = None
+                scope.kinds[extra.arg] = (SEQ, TENSOR) if gradients and extra is args.vararg else None
                 scope.bindings[extra.arg] = None
+
+    def _note_saved(self, node: ast.Call) -> None:
+        """``ctx.save_for_backward(hidden, valid)`` in a custom autograd function: the kinds of what it
+        saves, for its backward's ``ctx.saved_tensors`` (a mask saved stays a mask there)."""
+        info = self.classes[-1]
+        if not info.id or any(isinstance(arg, ast.Starred) for arg in node.args) or node.keywords:
+            return
+        kinds = (TUPLE, *(relevant(self.kind(arg)) for arg in node.args))
+        attrs = self.produced.attrs.setdefault(info.id, {})
+        earlier = attrs.get(_SAVED)
+        if earlier is not None and earlier != kinds:
+            kinds = join(earlier, kinds)[0]  # saved twice, differently: element by element
+        attrs[_SAVED] = kinds
+
+    def _autograd_function(self, cls: _ClassInfo) -> bool:
+        """The class subclasses ``torch.autograd.Function`` (through project bases)."""
+        node = cls.node
+        if node is not None and any(self.qualname(base) in ops.AUTOGRAD_FUNCTION_BASES for base in node.bases):
+            return True
+        bases = self.ask(("bases", cls.id)) if cls.id else None
+        return bool(bases) and not ops.AUTOGRAD_FUNCTION_BASES.isdisjoint(bases)
 
     def _type_comment(self, node, count: int) -> list | None:
         """The parameter annotations of a ``# type: (A, B) -> R`` comment (TorchScript style), if
@@ -2294,6 +2328,8 @@ class Analyzer:
         if type(func) is ast.Attribute and func.attr in ("append", "insert") and type(func.value) is ast.Name \
                 and node.args:
             self._note_element(func.value.id, node.args[-1])
+        if type(func) is ast.Attribute and func.attr == "save_for_backward" and self.classes:
+            self._note_saved(node)
         self.visit(node.func)
         if self.context is None and self._passes_callables(node) and is_module(self.kind(node)):
             # a callable given to an nn.Module's constructor (``Lambda(lambda x: f(x))``,
@@ -2645,6 +2681,7 @@ _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "typing.Dict", "typ
 _PLAIN_TYPES = frozenset({"list", "tuple", "dict", "int", "float", "bool", "str", "bytes", "complex",
                           "numpy.ndarray", "numbers.Number", "collections.abc.Sequence", "typing.Sequence",
                           "collections.abc.Mapping", "typing.Mapping"})
+_SAVED = "<saved_tensors>"  # the attribute key of what a custom autograd function's forward saves
 _NOT_SHAPED = object()  # _shape_dtype_kind: not a shape-and-dtype annotation
 _MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see _annotation_kind)
 _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
