@@ -12,7 +12,8 @@
   there stalls Gaudi/XLA lazy mode each step) except plotting modules,
   Lightning's ``training_step`` and a Hugging Face Trainer's ``compute_loss``;
 * ``host`` — only ever runs on the host, eagerly: every method of a Dataset,
-  ``collate_fn``/``worker_init_fn`` callbacks, DataLoader samplers and collator
+  ``collate_fn``/``worker_init_fn`` callbacks, functions given to a project
+  Dataset's constructor, DataLoader samplers and collator
   classes, ``nn.Module`` construction
   (``__init__``, weight initialisation), module methods that merge, fuse or load weights
   (``merge*``/``unmerge*``/``fuse*``, ``load_state_dict``) or pre-process inputs (``tokenize``,

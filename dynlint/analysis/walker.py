@@ -2331,11 +2331,19 @@ class Analyzer:
         if type(func) is ast.Attribute and func.attr == "save_for_backward" and self.classes:
             self._note_saved(node)
         self.visit(node.func)
-        if self.context is None and self._passes_callables(node) and is_module(self.kind(node)):
-            # a callable given to an nn.Module's constructor (``Lambda(lambda x: f(x))``,
-            # ``Wrapper(fn)``) runs in that module's forward: the compiled step
-            self._visit_forward_callables(node)
-            return
+        if self.context is None and self._passes_callables(node):
+            made = self.kind(node)
+            if is_module(made):
+                # a callable given to an nn.Module's constructor (``Lambda(lambda x: f(x))``,
+                # ``Wrapper(fn)``) runs in that module's forward: the compiled step
+                self._visit_forward_callables(node)
+                return
+            if self._makes_dataset(made):
+                # ``ExperienceSourceDataset(self.generate_trajectory_samples)``: what a dataset is given to
+                # call runs where the dataset runs, in the input pipeline on the host
+                for value in list(node.args) + [k.value for k in node.keywords]:
+                    if type(value) in (ast.Name, ast.Attribute):
+                        self._note_callback(value, ROOT_HOST)
         self.visit_all(node.args)
         for keyword in node.keywords:
             if keyword.arg in ops.HOST_CALLBACK_KEYWORDS:
@@ -2369,6 +2377,14 @@ class Analyzer:
             if type(value) in (ast.Name, ast.Attribute):
                 self._note_callback(value, ROOT_COMPILED)
             self.visit(value)
+
+    def _makes_dataset(self, kind) -> bool:
+        """``kind`` is an instance of a project Dataset class (through its bases)."""
+        owner = obj_class(kind)
+        if owner is None or is_module(kind):
+            return False
+        flags = self.ask(("base", owner))
+        return bool(flags and flags[1])
 
     def _note_element(self, name: str, value: ast.expr) -> None:
         """``boxes = []; boxes.append(t)``: a list of tensors (kept only while every element is one)."""
