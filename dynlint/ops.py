@@ -262,6 +262,11 @@ SHAPE_DTYPE_ANNOTATIONS = frozenset(
     "Float Int Bool Shaped Num Real Integer Inexact Complex UInt Float16 Float32 Float64 BFloat16 "
     "Int8 Int16 Int32 Int64 UInt8 UInt16 UInt32 UInt64 Complex64 Complex128".split()
 )
+#: torch.fx graphs: a function taking one is a graph pass, run while a model is compiled (on the host)
+FX_GRAPH_ANNOTATIONS = frozenset({
+    "torch.fx.Graph", "torch.fx.GraphModule", "torch.fx.Node", "torch.fx.graph.Graph",
+    "torch.fx.graph_module.GraphModule", "torch.fx.node.Node",
+})
 #: torchtyping's ``TensorType["batch", "channels"]``
 TENSOR_SUBSCRIPT_ANNOTATIONS = frozenset({"torchtyping.TensorType"})
 #: a project function named as a predicate (``is_non_dominated``, ``has_overlap``) that returns a tensor

@@ -1478,7 +1478,7 @@ class Analyzer:
         roots = self.produced.roots
         if COMPILED in flags:
             roots.append((ROOT_COMPILED, ref_function(function_id)))
-        if DISABLED in flags or KERNEL in flags:
+        if DISABLED in flags or KERNEL in flags or self._takes_a_graph(node):
             roots.append((ROOT_HOST, ref_function(function_id)))
         if cls is not None:
             name = node.name
@@ -1493,6 +1493,17 @@ class Analyzer:
             # a function that itself calls backward() or steps an optimizer, outside any loop of its own
             # (widedeep's Trainer._train_step: the loop over batches calls it): its body is the step
             roots.append((ROOT_TRAIN, ref_function(function_id)))
+
+    def _takes_a_graph(self, node) -> bool:
+        """A graph pass: a parameter annotated as a ``torch.fx`` graph, graph module or node (deepspeed's
+        DeepCompile passes). It runs while a model is being compiled, on the host, not in the step."""
+        args = node.args
+        for arg in args.posonlyargs + args.args + args.kwonlyargs:
+            annotation = arg.annotation
+            if annotation is not None and type(annotation) in (ast.Name, ast.Attribute) \
+                    and self.qualname(annotation) in ops.FX_GRAPH_ANNOTATIONS:
+                return True
+        return False
 
     def _is_plain_assignment(self) -> bool:
         """The statement being visited is ``name = value`` with a single target."""
