@@ -1116,6 +1116,10 @@ class Analyzer:
                 if method == "items":
                     return (SEQ, (TUPLE, None, receiver[1]))
                 return None
+            if receiver is None and method in ops.HOST_SYNC_METHODS and not ops.HOST_SYNC_METHODS[method]:
+                # `.item()`/`.tolist()` of whatever it is: a Python number or list, never a tensor (what
+                # says a name is a tensor elsewhere in the function does not make this binding one)
+                return PY
             if receiver is None and method in ops.SIZE_METHODS and node.args:
                 return SIZE  # x.size(0) on an unknown receiver: size() with an argument is tensor-specific
             if receiver is None and method in ops.TENSOR_ONLY_METHODS:
