@@ -2393,6 +2393,12 @@ class Analyzer:
                 self._note_callback(value, ROOT_COMPILED)
             self.visit(value)
 
+    def _stored_on_self(self, node: ast.expr) -> bool:
+        """``node`` is the value of an assignment to attributes of ``self`` (``self.fn = ...``)."""
+        parent = self.stack[-2] if len(self.stack) > 1 else None
+        return type(parent) is ast.Assign and parent.value is node and all(
+            type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self" for t in parent.targets)
+
     def _makes_dataset(self, kind) -> bool:
         """``kind`` is an instance of a project Dataset class (through its bases)."""
         owner = obj_class(kind)
@@ -2474,6 +2480,12 @@ class Analyzer:
             self._note_applied_function(node.args[0])
         if qual is not None and not self._is_project(qual):
             if qual == "functools.partial" and node.args and not isinstance(node.args[0], ast.Starred):
+                if self._stored_on_self(node):
+                    # `self.smax = partial(entmax15, dim=-1)` in __init__: called where the attribute is, in
+                    # a module that is its forward (like a callable given to a module's constructor)
+                    if self.classes and self.classes[-1].is_module:
+                        self._note_callback(node.args[0], ROOT_COMPILED)
+                    return
                 # the partial is called where it is made (nms_fn = partial(f, ...); nms_fn(x)): f runs
                 # here, with arguments this walk does not see
                 ref = self._callee_ref(node.args[0], call=False)
