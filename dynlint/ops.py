@@ -454,6 +454,10 @@ TENSOR_ONLY_METHODS = frozenset((
     "requires_grad_ retain_grad register_hook type"
 ).split())
 
+#: tensor-only methods that take no positional argument (casts): ``env.bool("TYPECHECK", False)``
+#: (environs) or ``config.int("n", 3)`` called with one is no tensor cast
+NO_ARGUMENT_TENSOR_METHODS = frozenset("long int bool short byte char detach".split())
+
 #: methods tensors share with dicts (sparse ``t.values()``): on a value only maybe a tensor, the
 #: result is only maybe one too
 CONTAINER_SHARED_METHODS = frozenset({"values"})

@@ -25,7 +25,7 @@ _NAME = r"[A-Za-z_]\w*"
 _NOT_AFTER = r"(?<![\w.])"   # a name, not an attribute of something else
 # name.attr, and whether it is called: one scan for tensor-only methods and attributes (an
 # alternation of ~150 method names made the regex engine ten times slower than this)
-_MEMBER_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*({_NAME})(\s*\(|\s*=(?!=))?")
+_MEMBER_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*({_NAME})(\s*\(\s*\)?|\s*=(?!=))?")
 _CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*(?:,\s*({_NAME})\s*)?[,)]")
 # torch.log(x[...]): the first argument indexes a name that torch then takes as a tensor
 _INDEXED_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*\[")
@@ -76,8 +76,11 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
     found = set()
     for name, member, after in _MEMBER_RE.findall(text):
         if after:
-            if after[-1] == "(" and member in methods:
-                found.add(name)
+            if after[-1] == ")":  # x.long(): a call without arguments
+                if member in methods:
+                    found.add(name)
+            elif after[-1] == "(" and member in methods and member not in ops.NO_ARGUMENT_TENSOR_METHODS:
+                found.add(name)  # env.bool("X", False) is no tensor cast
         elif member in attributes:
             found.add(name)
     if "backward" in text:

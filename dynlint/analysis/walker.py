@@ -1122,8 +1122,9 @@ class Analyzer:
                 return PY
             if receiver is None and method in ops.SIZE_METHODS and node.args:
                 return SIZE  # x.size(0) on an unknown receiver: size() with an argument is tensor-specific
-            if receiver is None and method in ops.TENSOR_ONLY_METHODS:
-                # only a tensor has .int(), .detach()...
+            if receiver is None and method in ops.TENSOR_ONLY_METHODS and not (
+                    node.args and method in ops.NO_ARGUMENT_TENSOR_METHODS):
+                # only a tensor has .int(), .detach()... (not env.bool("X", False))
                 return _tensor_method_kind(TENSOR, method, node, self._asks_for_bool(node))
             return None
         return None
