@@ -96,9 +96,22 @@ def check_numpy_store(a, target) -> None:
     statement = a.stack[-1] if a.stack else None
     if not isinstance(statement, ast.Assign) or a.kind(target.value) != NDARRAY:
         return
+    if _object_array(a, target.value):
+        return  # np.empty(n, dtype=object) holds references to the tensors: nothing is copied
     if a.value_kind(statement.value) in TENSORISH and not a.is_silenced(statement.value):
         a.report(RULE, statement.value, "storing a tensor into a numpy array copies it to the host (a sync); "
                  "keep the values in a tensor, and convert once outside the step")
+
+
+def _object_array(a, array: ast.expr) -> bool:
+    """``new_b = np.empty(channels, dtype=object)``: an array of Python objects (torchcde's tridiagonal solve)."""
+    if type(array) is not ast.Name:
+        return False
+    value = a.bound_value(array.id)
+    if type(value) is not ast.Call:
+        return False
+    dtype = next((k.value for k in value.keywords if k.arg == "dtype"), None)
+    return (type(dtype) is ast.Name and dtype.id == "object") or a.qualname(dtype) in ("numpy.object_", "builtins.object")
 
 
 @RULE.on_subscript
