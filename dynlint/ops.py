@@ -563,7 +563,7 @@ EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
 HOOK_PREFIXES = ("on_",)
 HOOK_SUFFIXES = ("_epoch_end", "_epoch_start")
 #: evaluation methods of modules (``Node2Vec.test``, ``model.evaluate(loader)``): they run the model eagerly
-EVAL_METHODS = frozenset({"test", "evaluate", "generate", "inference"})  # generate: the decoding loop that calls forward
+EVAL_METHODS = frozenset({"test", "evaluate", "generate", "inference", "infer"})  # generate: the decoding loop that calls forward
 #: methods of any class (a module or not) named as decoding loops (fairseq's
 #: ``IterativeRefinementGenerator.generate``); not ``_generate_targets``-style helpers of losses
 GENERATE_METHODS = frozenset({"generate", "_generate"})

@@ -24,7 +24,7 @@
   like a model: ``model``/``net``/``unet``/``*_model``...) and every method of a
   class (not an ``nn.Module``) that does, with its subclasses (pipelines,
   predictors, validators, trainers), Lightning's evaluation steps, module
-  evaluation methods (``test``, ``evaluate``, ``inference``), ``generate`` methods of any class
+  evaluation methods (``test``, ``evaluate``, ``inference``, ``infer``), ``generate`` methods of any class
   (decoding loops) and hooks (``on_*``, ``*_epoch_end``),
   ``*Callback`` classes, ``fit`` methods, ``plot*``/``visualize*`` functions, code that moves tensors
   to the CPU on purpose (``.cpu()``, ``.numpy()``, in an ``nn.Module`` outside its
