@@ -382,6 +382,8 @@ ITERATING_BUILTINS = frozenset({"sum", "list", "tuple"})
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 #: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last)
+#: samplers that visit the dataset in order (an evaluation or prediction pass; by qualified-name suffix)
+SEQUENTIAL_SAMPLERS = ("data.SequentialSampler", "sampler.SequentialSampler", "InferenceSampler")
 DATALOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "collate_fn": 6, "drop_last": 8}
 
 PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})

@@ -71,6 +71,8 @@ def _purpose(a, node: ast.Call) -> str | None:
     evaluation) or None (cannot tell)."""
     shuffle = argument(node, ops.DATALOADER_POSITIONS["shuffle"], "shuffle")
     sampler = argument(node, ops.DATALOADER_POSITIONS["sampler"], "sampler")
+    if type(sampler) is ast.Call and (a.qualname(sampler.func) or "").endswith(ops.SEQUENTIAL_SAMPLERS):
+        return "evaluation"  # in order, once: rfdetr's predict loader over the validation set
     if (shuffle is not None and not is_constant(shuffle, False)) or (sampler is not None and not is_constant(sampler, None)):
         return "training"
     names = [a.scope.name]
