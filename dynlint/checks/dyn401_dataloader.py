@@ -22,7 +22,7 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
     if batch_sampler is not None and not is_constant(batch_sampler, None):
         return
     batch_size = argument(node, positions["batch_size"], "batch_size")
-    if batch_size is None or is_constant(batch_size, 1) or is_constant(batch_size, None):
+    if batch_size is None or is_constant(batch_size, 1) or is_constant(batch_size, None) or _one_by_constant(a, batch_size):
         return
     drop_last = argument(node, positions["drop_last"], "drop_last")
     if drop_last is not None and not is_constant(drop_last, False):
@@ -43,6 +43,28 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
                  "the last batch to the batch size and drop the padded rows' outputs "
                  "(dynlint.runtime.pad_last_batch), or pass drop_last=True if this loader only feeds "
                  "training", with_fix=False)
+
+
+def _one_by_constant(a, value: ast.expr) -> bool:
+    """``batch_size=META_BATCH_SIZE`` or ``batch_size=self.meta_batch_size`` where the file fixes it to 1
+    (``META_BATCH_SIZE = 1`` at module level; ``self.meta_batch_size = META_BATCH_SIZE``, the attribute's only
+    assignment in the class): batches of one, never a short one (tabpfn's fine-tuning loader)."""
+    if type(value) is ast.Attribute and type(value.value) is ast.Name and value.value.id == "self" and a.classes:
+        node = a.classes[-1].node
+        assigned = [sub.value for sub in ast.walk(node) if type(sub) is ast.Assign and len(sub.targets) == 1
+                    and type(sub.targets[0]) is ast.Attribute and sub.targets[0].attr == value.attr
+                    and type(sub.targets[0].value) is ast.Name and sub.targets[0].value.id == "self"] \
+            if node is not None else []
+        if len(assigned) != 1:
+            return False
+        value = assigned[0]
+    if is_constant(value, 1):
+        return True
+    if type(value) is not ast.Name or a.tree is None:
+        return False
+    module_values = [stmt.value for stmt in getattr(a.tree, "body", ()) if type(stmt) is ast.Assign
+                     and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and stmt.targets[0].id == value.id]
+    return len(module_values) == 1 and is_constant(module_values[0], 1)
 
 
 def _iterable_dataset(a, dataset) -> bool:
