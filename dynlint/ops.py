@@ -591,9 +591,11 @@ REPR_METHODS = frozenset({"__repr__", "__str__", "__format__", "extra_repr", "__
 HOST_FUNCTION_PREFIXES = ("plot", "visualize", "visualise", "_plot", "_visualize", "_visualise")
 #: words of a function's name (between underscores) that say export, saving or loading code, run once, eagerly
 #: (``cif_v1_export``, ``export_onnx``, ``to_onnx``, schnetpack's ``System.load_molecules``, ``save_imgs``), or
-#: colour maps for images (nerfstudio's ``apply_depth_colormap``): host code unless compiled or training code
-#: reaches it.  Not ``metrics``: nerfstudio's training step runs its models' ``get_metrics_dict`` (and losses in it)
-HOST_FUNCTION_WORDS = frozenset({"export", "onnx", "load", "save", "colormap", "colormaps"})
+#: colour maps for images (nerfstudio's ``apply_depth_colormap``), or debugging output (deepspeed's
+#: ``dump_pre_step_gradients``, ``_format_payload_debug``, ``_print_scheduler_debug``): host code unless compiled or
+#: training code reaches it.  Not ``metrics``: nerfstudio's training step runs its models' ``get_metrics_dict`` (and
+#: losses in it)
+HOST_FUNCTION_WORDS = frozenset({"export", "onnx", "load", "save", "colormap", "colormaps", "dump", "debug", "print"})
 #: name endings of classes (not nn.Modules) that run a model for inference: every method is host code
 #: unless compiled or training code reaches it (chronos' ``BaseChronosPipeline``, whisper's
 #: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``),

@@ -108,7 +108,7 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
         if owner in table.classes and name in ops.GENERATE_METHODS:
             host.add(function_id)  # a decoding loop, in a module or not
         if not ops.HOST_FUNCTION_WORDS.isdisjoint(name.strip("_").split("_")):
-            host.add(function_id)  # export code: cif_v1_export, export_onnx
+            host.add(function_id)  # export and debugging code: cif_v1_export, export_onnx, dump_gradients
         if name.startswith(ops.HOST_FUNCTION_PREFIXES) or name in ops.REPR_METHODS:
             host.add(function_id)  # plot_losses, visualize_attention, __repr__, extra_repr
             plots.add(function_id)
