@@ -140,6 +140,7 @@ class Analyzer:
         self.control_depth = 0                  # >0 inside if/for/while/try bodies of the current scope
         # if/for/while blocks being walked: (owner id, field) -> {name: what it held when the block began}
         self._flow_pending: dict[tuple, dict] = {}
+        self._second_pass = False               # walking a loop's body again (names it carries round)
         self.context: str | None = None         # TRAIN / HOST for the statements being visited
         self.findings: list[Finding] = []
         self.places: list[tuple[str, str | None, bool]] = []  # see FileAnalysis.places
@@ -648,8 +649,10 @@ class Analyzer:
             previous = self._negated[name][1]  # what it was before `else:` of an isinstance test
         return scope, previous, name in scope.maybe, name in scope.partial
 
-    def _flow_block(self, owner: ast.AST, field: str, statements) -> None:
-        """Walk one block of an if/for/while: its bindings join what the names held before it at its end."""
+    def _flow_block(self, owner: ast.AST, field: str, statements) -> list[str]:
+        """Walk one block of an if/for/while: its bindings join what the names held before it at its end.
+        Returns the names the block made tensors that held something else before it."""
+        became: list[str] = []
         key = (id(owner), field)
         outer = self._flow_pending.get(key)
         self._flow_pending[key] = {}
@@ -665,11 +668,14 @@ class Analyzer:
                 kind = scope.kinds[name]
                 if previous == kind:
                     continue
+                if kind in TENSORISH and previous not in TENSORISH and scope is self.scope:
+                    became.append(name)
                 kind, maybe, partial = _join_paths(previous, was_maybe, was_partial, kind, name in scope.maybe,
                                                    name in scope.partial)
                 scope.kinds[name] = kind
                 (scope.maybe.add if maybe else scope.maybe.discard)(name)
                 (scope.partial.add if partial else scope.partial.discard)(name)
+        return became
 
     def _block_key(self) -> tuple:
         """The statement list holding the statement being walked: (its owner, the field)."""
@@ -2070,7 +2076,16 @@ class Analyzer:
         path-dependent."""
         self.control_depth += 1
         try:
-            self._flow_block(loop, "body", loop.body)
+            carried = self._flow_block(loop, "body", loop.body)
+            if carried and not self._second_pass and _read_before_bound(loop.body, carried):
+                # `start = 0; for end in ends: ... start == 0 ...; start = end`: from the second time round,
+                # a name the body binds to a tensor holds one where the body reads it first
+                self._second_pass = True
+                self._kind_cache.clear()  # the kinds computed in the first pass saw the names' first values
+                try:
+                    self._flow_block(loop, "body", loop.body)
+                finally:
+                    self._second_pass = False
             self._flow_block(loop, "orelse", loop.orelse)
         finally:
             self.control_depth -= 1
@@ -2859,6 +2874,23 @@ class _Narrowing:
 _NO_NARROWING = contextlib.nullcontext()
 _NOT_PASSED = object()  # a pass-through helper called without the parameters it returns
 _UNBOUND = object()  # a name not bound before the block that binds it
+
+
+def _read_before_bound(body: list[ast.stmt], names: list[str]) -> bool:
+    """One of ``names`` is read in the loop body before an earlier statement of the body binds it (a
+    statement that reads and binds it, ``h = cell(x, h)``, reads it first)."""
+    pending = set(names)
+    for statement in body:
+        stored = set()
+        for node in ast.walk(statement):
+            if type(node) is ast.Name and node.id in pending:
+                if type(node.ctx) is ast.Load:
+                    return True
+                stored.add(node.id)
+        pending -= stored
+        if not pending:
+            return False
+    return False
 
 
 def _assigned_self_attrs(block) -> set[str]:
