@@ -557,6 +557,9 @@ CONSTRUCTION_METHODS = frozenset({"__init__", "_init_weights", "init_weights", "
 #: LightningModule-style step methods: the framework calls them as the training step (a Hugging Face
 #: ``Trainer`` subclass's ``compute_loss`` too: its base class's training_step calls it each step)...
 STEP_METHODS = frozenset({"training_step", "compute_loss"})
+#: methods a Hugging Face ``Trainer`` calls from its own training step, every step (trl's GRPO/distillation
+#: trainers generate completions there): training code in a subclass of ``transformers.Trainer``
+TRAINER_STEP_HOOKS = frozenset({"_prepare_inputs"})
 #: ...and as evaluation steps, eagerly, outside the training step (shared helpers they call that the
 #: training step calls too are training code through it)
 EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step"})

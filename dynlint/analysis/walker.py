@@ -1497,13 +1497,21 @@ class Analyzer:
                 # every method of a Dataset (construction, caching, loading helpers: yolov5's
                 # LoadImagesAndLabels.check_cache_ram/load_image) runs in the data pipeline
                 roots.append((ROOT_HOST, ref_function(function_id)))
-            if name in ops.STEP_METHODS:
+            if name in ops.STEP_METHODS or (name in ops.TRAINER_STEP_HOOKS and self._hf_trainer(cls)):
                 roots.append((ROOT_TRAIN, ref_function(function_id)))
                 return
         if self._is_training_loop(node):
             # a function that itself calls backward() or steps an optimizer, outside any loop of its own
             # (widedeep's Trainer._train_step: the loop over batches calls it): its body is the step
             roots.append((ROOT_TRAIN, ref_function(function_id)))
+
+    def _hf_trainer(self, cls: _ClassInfo) -> bool:
+        """A subclass (through project bases) of a Hugging Face ``Trainer``."""
+        node = cls.node
+        bases = [self.qualname(base) or "" for base in node.bases] if node is not None else []
+        if not any(b.startswith("transformers.") and b.endswith("Trainer") for b in bases) and cls.id:
+            bases = self.ask(("bases", cls.id)) or []
+        return any(b.startswith("transformers.") and b.endswith("Trainer") for b in bases)
 
     def _takes_a_graph(self, node) -> bool:
         """A graph pass: a parameter annotated as a ``torch.fx`` graph, graph module or node (deepspeed's
