@@ -78,19 +78,23 @@ class FileFacts:
     #: function id -> (positional parameter names, the parameters it returns) of a module-level function
     #: that returns one of its parameters on every path (``default(val, d)``): a call gives what it passes
     passthrough: dict[str, tuple] = field(default_factory=dict)
+    #: function id -> names of its parameters its own code shows to be tensors (an annotation, a tensor-only
+    #: use): a caller's local value passed there is one
+    tensor_params: dict[str, tuple] = field(default_factory=dict)
 
     def to_json(self) -> list:
         return [self.module, self.functions, self.classes, self.aliases, self.returns,
-                self.calls, self.attrs, self.roots, self.passthrough]
+                self.calls, self.attrs, self.roots, self.passthrough, self.tensor_params]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
         module, functions, classes, aliases, returns, calls, attrs, roots = data[:8]
         passthrough = data[8] if len(data) > 8 else {}
+        tensor_params = data[9] if len(data) > 9 else {}
         return cls(module, {k: tuples(v) for k, v in functions.items()}, {k: tuples(v) for k, v in classes.items()},
                    aliases, {k: tuples(v) for k, v in returns.items()}, [tuples(c) for c in calls],
                    {k: {a: tuples(v) for a, v in d.items()} for k, d in attrs.items()}, [tuples(r) for r in roots],
-                   {k: tuples(v) for k, v in passthrough.items()})
+                   {k: tuples(v) for k, v in passthrough.items()}, {k: tuples(v) for k, v in tensor_params.items()})
 
 
 def tuples(value):
@@ -165,6 +169,7 @@ class ProjectFacts:
         self.classes: dict[str, tuple] = {}
         self.returns: dict[str, tuple] = {}
         self.passthrough: dict[str, tuple] = {}
+        self.tensor_params: dict[str, tuple] = {}
         self.attrs: dict[str, dict] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.files: list[FileFacts] = list(files)
@@ -176,7 +181,8 @@ class ProjectFacts:
             namespace = self.namespaces.setdefault(facts.module, {})
             namespace.update(facts.aliases)
             for table, items in ((self.functions, facts.functions), (self.classes, facts.classes),
-                                 (self.returns, facts.returns), (self.passthrough, facts.passthrough)):
+                                 (self.returns, facts.returns), (self.passthrough, facts.passthrough),
+                                 (self.tensor_params, facts.tensor_params)):
                 for key, value in items.items():
                     table.setdefault(key, value)
             for class_id, attrs in facts.attrs.items():
@@ -229,6 +235,8 @@ class ProjectFacts:
         * ``("param", function, name)``: the join of what callers pass, ``(kind, maybe)``;
         * ``("base", qualname)``: ``(is_module, is_dataset)`` of a project base class;
         * ``("attr", class, name)``: the kind of ``self.<name>`` in that class or its bases;
+        * ``("targs", callee ref)``: ``(positions, keywords)`` of the arguments the callee's own code shows to
+          be tensors;
         * ``("bases", class)``: the bases outside the project (qualified names) of the class and its
           project bases, sorted;
         * ``("pass", qualname)``: ``(parameter names, returned parameters)`` of a function that returns
@@ -272,6 +280,8 @@ class ProjectFacts:
         if kind == "pass":
             target = self.resolve(key[1])
             return self.passthrough.get(target) if target else None
+        if kind == "targs":
+            return self.tensor_arguments(key[1])
         if kind == "bases":
             target = self.resolve(key[1])
             return self.external_bases(target) if target in self.classes else None
@@ -481,6 +491,19 @@ class ProjectFacts:
         if owner is None or owner not in self.classes or not self.is_autograd_function(owner):
             return None
         return self.method(owner, "forward")
+
+    def tensor_arguments(self, ref: tuple) -> tuple | None:
+        """(positions, keywords) of a call's arguments that the callee's own code shows to be tensors."""
+        target, bound = self.callee(ref)
+        params = self.tensor_params.get(target) if target else None
+        record = self.functions.get(target) if params else None
+        if not record:
+            return None
+        positional, keyword_only = record[0], record[1]
+        names = positional[1:] if bound and (record[4] or bound == CTX) else positional
+        positions = tuple(i for i, name in enumerate(names) if name in params)
+        keywords = tuple(name for name in list(names) + list(keyword_only) if name in params)
+        return (positions, keywords) if positions or keywords else None
 
     def external_bases(self, class_id: str) -> list[str]:
         """Qualified names of the bases outside the project, through the class's project bases."""

@@ -289,6 +289,7 @@ class Analyzer:
             facts.aliases.update(produced.aliases)
             facts.returns.update(produced.returns)
             facts.passthrough.update(produced.passthrough)
+            facts.tensor_params.update(produced.tensor_params)
             facts.calls.extend(produced.calls)
             facts.roots.extend(produced.roots)
             for class_id, attrs in produced.attrs.items():
@@ -1577,6 +1578,7 @@ class Analyzer:
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
         evidence = documented = None
+        own_tensors: list[str] = []  # parameters the function itself shows to be tensors (annotation, use)
         bound = cls is not None and bool(positional) and not _is_staticmethod(node)
         # a custom autograd function's backward(ctx, *grads): the gradients of its outputs, tensors (or
         # None for an output that needs none)
@@ -1612,6 +1614,8 @@ class Analyzer:
                     kind, maybe = passed
             if kind is not None:
                 scope.declared[name] = kind
+                if kind in TENSORISH and not maybe:
+                    own_tensors.append(name)
             if kind is None:  # unannotated, or a type dynlint does not know: what callers pass, how it is used
                 passed = self.ask(("param", scope.id, name))
                 if passed is not None:
@@ -1620,6 +1624,7 @@ class Analyzer:
                     evidence = self._scope_evidence()
                 if name in evidence and (kind is None or kind in TENSORISH):
                     kind, maybe = (kind if kind in TENSORISH else TENSOR), False
+                    own_tensors.append(name)
                 if kind in (None, TENSOR) and name in self._scope_masks():
                     kind, maybe = MASK, False
                 if kind is None and annotation is None:
@@ -1638,6 +1643,8 @@ class Analyzer:
             if extra is not None:
                 scope.kinds[extra.arg] = (SEQ, TENSOR) if gradients and extra is args.vararg else None
                 scope.bindings[extra.arg] = None
+        if own_tensors:
+            self.produced.tensor_params[scope.id] = tuple(own_tensors)
 
     def _note_saved(self, node: ast.Call) -> None:
         """``ctx.save_for_backward(hidden, valid)`` in a custom autograd function: the kinds of what it
@@ -2544,6 +2551,27 @@ class Analyzer:
                 keywords[item.arg] = self._arg_fact(item.value)
         context = self.context or CALL
         self.produced.calls.append((self._function_id(), ref, tuple(args), keywords, star, context))
+        self._learn_from_callee(ref, positional, node.keywords, star)
+
+    def _learn_from_callee(self, ref: tuple, positional, keywords, star) -> None:
+        """``helper(x)`` where ``helper``'s own code shows its parameter is a tensor (``def helper(t: Tensor)``,
+        ``t.detach()`` in its body): a local name of unknown kind passed there holds a tensor, from here on."""
+        scope = self.scope
+        names = [(i, arg.id) for i, arg in enumerate(positional) if type(arg) is ast.Name]
+        named = [(k.arg, k.value.id) for k in keywords if k.arg is not None and type(k.value) is ast.Name]
+        if not names and not named:
+            return
+        if not any(scope.kinds.get(name, PY) is None and name not in scope.maybe for _, name in names + named):
+            return
+        answer = self.ask(("targs", ref))
+        if not answer:
+            return
+        positions, keyword_names = answer
+        learned = [name for i, name in names if i in positions and not star] + \
+            [name for key, name in named if key in keyword_names]
+        for name in learned:
+            if name in scope.kinds and scope.kinds[name] is None and name not in scope.maybe:
+                scope.kinds[name] = TENSOR
 
     def _note_applied_function(self, value: ast.expr) -> None:
         """``multi_apply(self._get_targets_single, ...)`` (mmdet), ``map(self._decode, xs)``,
