@@ -112,6 +112,19 @@ def test_a_new_caller_moves_a_helper_into_the_compiled_region(project):
     assert ("pkg/extra.py", 4, "DYN102", "compiled") in checked(project)
 
 
+def test_editing_a_helpers_parameter_annotation_rechecks_its_caller(project):
+    (project / "pkg" / "stats.py").write_text(
+        "import torch\n\n\ndef mean_of(values: torch.Tensor):\n    return values.mean()\n")
+    (project / "pkg" / "step.py").write_text(
+        "import torch\n\nfrom pkg.stats import mean_of\n\n\ndef summarize(batch):\n    scores = batch[\"scores\"]\n"
+        "    mean_of(scores)\n    return scores.sum().item()\n")
+    sync = ("pkg/step.py", 9, "DYN301", "unknown")
+    assert sync in checked(project)  # passed to a Tensor parameter: scores is a tensor from then on
+    (project / "pkg" / "stats.py").write_text(
+        "import torch\n\n\ndef mean_of(values: list):\n    return sum(values) / len(values)\n")
+    assert sync not in checked(project)  # a list parameter now: nothing says scores is a tensor
+
+
 def test_removing_a_helper_file(project):
     before = checked(project)
     assert ("pkg/model.py", 10, "DYN202", "compiled") in before

@@ -493,17 +493,33 @@ class ProjectFacts:
         return self.method(owner, "forward")
 
     def tensor_arguments(self, ref: tuple) -> tuple | None:
-        """(positions, keywords) of a call's arguments that the callee's own code shows to be tensors."""
+        """(positions, keywords) of a call's arguments that the callee's own code shows to be tensors; for a
+        method, every override in the project's subclasses must say so too (espnet's ``ScorerInterface.
+        init_state(self, x: Tensor)`` is ``init_state(self, batch_size: int)`` in a transducer decoder)."""
         target, bound = self.callee(ref)
-        params = self.tensor_params.get(target) if target else None
-        record = self.functions.get(target) if params else None
-        if not record:
+        if target is None or target not in self.tensor_params:
             return None
-        positional, keyword_only = record[0], record[1]
-        names = positional[1:] if bound and (record[4] or bound == CTX) else positional
-        positions = tuple(i for i, name in enumerate(names) if name in params)
-        keywords = tuple(name for name in list(names) + list(keyword_only) if name in params)
-        return (positions, keywords) if positions or keywords else None
+        targets = [target]
+        if ref[0] in ("m", "mod"):
+            owner = self.resolve(ref[1])
+            if owner is not None:
+                names = (ref[2],) if ref[0] == "m" else ("forward", "__call__")
+                for name in names:
+                    targets.extend(t for t in self.overrides(owner, name) if t not in targets)
+        found = None
+        for function_id in targets:
+            record = self.functions.get(function_id)
+            if record is None:
+                continue
+            params = self.tensor_params.get(function_id, ())
+            positional, keyword_only = record[0], record[1]
+            names = positional[1:] if bound and (record[4] or bound == CTX) else positional
+            positions = {i for i, name in enumerate(names) if name in params}
+            keywords = {name for name in list(names) + list(keyword_only) if name in params}
+            found = (positions, keywords) if found is None else (found[0] & positions, found[1] & keywords)
+        if not found or not (found[0] or found[1]):
+            return None
+        return tuple(sorted(found[0])), tuple(sorted(found[1]))
 
     def external_bases(self, class_id: str) -> list[str]:
         """Qualified names of the bases outside the project, through the class's project bases."""
