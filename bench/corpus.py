@@ -242,6 +242,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("k-diffusion", "0.1.1.post1", "held-out", "diffusion: Karras samplers, denoiser wrappers, image transformer models, training utilities"),
     Package("mmyolo", "0.6.0", "held-out", "YOLO detectors on MMDetection: heads, assigners (TAL/SimOTA/batch ATSS), losses, data preprocessors"),
     Package("torchani", "2.9.0", "held-out", "neural network potentials: AEV computation, neighbour lists, species-wise networks, energy shifters"),
+    # added on 2026-11-27 (eighth session, after the sixteenth set's measurement), before dynlint was ever run
+    # on them: a seventeenth held-out set
+    Package("nequip", "0.19.1", "held-out", "equivariant interatomic potentials: NequIP/Allegro models, neighbour lists, force/stress outputs, losses"),
+    Package("fairchem-core", "2.24.0", "held-out", "atomistic foundation models: EquiformerV2/eSEN/UMA, graph construction, MoLE, trainers"),
+    Package("coqui-tts", "0.28.0", "held-out", "text to speech: VITS/XTTS/Tacotron/GlowTTS models, aligners, vocoders, losses"),
+    Package("dalle2-pytorch", "1.15.6", "held-out", "DALL-E 2: diffusion prior, decoder UNets, CLIP adapters, trainers"),
+    Package("pytorch-toolbelt", "0.8.0", "held-out", "segmentation/detection building blocks: losses (focal, lovasz, dice), TTA, encoders, inference utilities"),
+    Package("torchsde", "0.2.6", "held-out", "stochastic differential equations: SDE solvers, Brownian interval/tree, adjoint"),
 )
 
 GROUPS = ("dev", "held-out")
