@@ -333,6 +333,10 @@ LEGACY_TENSOR_CONSTRUCTORS = frozenset(
                          "ShortTensor ByteTensor CharTensor BoolTensor".split()
 )
 
+#: ``torch.tensor([a.sum(), b.sum()])`` of tensor elements: each is read on the host in eager and in lazy
+#: XLA/HPU mode (torch.compile traces it without a break, measured on torch 2.13)
+VALUE_TENSOR_CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor"})
+
 #: methods of Python lists that take an index: with a tensor index, torch.compile fails (measured:
 #: InternalTorchDynamoError for list.pop(t) and list.insert(t, v)) and eager code reads it on the host
 LIST_INDEX_METHODS = frozenset({"pop", "insert"})

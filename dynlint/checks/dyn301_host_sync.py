@@ -179,6 +179,37 @@ def check_legacy_constructor(a, node, qual, method, receiver) -> None:
             return
 
 
+@RULE.on_call(functions=ops.VALUE_TENSOR_CONSTRUCTORS)
+def check_value_constructor(a, node, qual, method, receiver) -> None:
+    """``torch.tensor([p.norm() ** 2 for p in params])``, ``mat = [[cos, -sin], [sin, cos]]; torch.tensor(mat)``:
+    a tensor built from tensor elements reads each one on the host in eager and lazy XLA/HPU mode."""
+    if not node.args or a.is_silenced(node):
+        return
+    data = node.args[0]
+    if type(data) is ast.Name:
+        bound = a.bound_value(data.id)
+        data = bound if type(bound) in (ast.List, ast.Tuple, ast.ListComp) else data
+    if _tensor_elements(a, data):
+        a.report(RULE, node, f"`{qual}(...)` of tensor elements reads each one on the host (a sync in eager and "
+                 "lazy XLA/HPU mode); use torch.stack / torch.cat of the tensors")
+
+
+def _tensor_elements(a, data: ast.expr) -> bool:
+    """A list/tuple display (nested too) with a tensor element, or a list comprehension of tensors."""
+    if type(data) is ast.ListComp:
+        return a.value_kind(data.elt) in TENSORISH
+    if type(data) not in (ast.List, ast.Tuple):
+        return False
+    pending = list(data.elts)
+    while pending:
+        element = pending.pop()
+        if isinstance(element, (ast.List, ast.Tuple)):
+            pending.extend(element.elts)
+        elif a.value_kind(element) in TENSORISH:
+            return True
+    return False
+
+
 def _unknown_in_step(a, node: ast.Call) -> bool:
     """``loss.item()``, ``x.tolist()`` in a model's step or a training loop on a value the analysis cannot
     type (a sub-model's or a project helper's result unpacked from a tuple): only tensors and numpy values
