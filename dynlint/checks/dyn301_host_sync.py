@@ -195,9 +195,11 @@ def check_value_constructor(a, node, qual, method, receiver) -> None:
 
 
 def _tensor_elements(a, data: ast.expr) -> bool:
-    """A list/tuple display (nested too) with a tensor element, or a list comprehension of tensors."""
+    """A list/tuple display (nested too) with an element computed as a tensor right there (``p.norm() ** 2``,
+    ``torch.cos(a)``, ``x.sum()``), or a list comprehension of such.  A bare name is left alone: code that
+    builds ``torch.tensor([item])`` usually has an int in it (an ``isinstance(item, int)`` branch)."""
     if type(data) is ast.ListComp:
-        return a.value_kind(data.elt) in TENSORISH
+        return _computed_tensor(a, data.elt)
     if type(data) not in (ast.List, ast.Tuple):
         return False
     pending = list(data.elts)
@@ -205,9 +207,13 @@ def _tensor_elements(a, data: ast.expr) -> bool:
         element = pending.pop()
         if isinstance(element, (ast.List, ast.Tuple)):
             pending.extend(element.elts)
-        elif a.value_kind(element) in TENSORISH:
+        elif _computed_tensor(a, element):
             return True
     return False
+
+
+def _computed_tensor(a, element: ast.expr) -> bool:
+    return type(element) in (ast.Call, ast.BinOp, ast.UnaryOp) and a.value_kind(element) in TENSORISH
 
 
 def _unknown_in_step(a, node: ast.Call) -> bool:
