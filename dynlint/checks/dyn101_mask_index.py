@@ -7,6 +7,7 @@ import ast
 from dynlint import ops
 from dynlint.analysis.kinds import MASK, NDARRAY, TENSOR, TENSORISH, is_not_tensor
 from dynlint.checks import Scope, rule
+from dynlint.checks._weak_evidence import maybe_numpy
 
 RULE = rule("DYN101", "boolean-mask-index", "Boolean-mask indexing has a data-dependent output shape",
             scope=Scope.DEVICE, fix="fix_mask_index")
@@ -20,6 +21,9 @@ def check(a, node: ast.Subscript) -> None:
     if base not in TENSORISH and base is not None:
         return
     index = node.slice
+    if base is None:
+        _check_unknown_base(a, node, index)
+        return
     for element in index.elts if type(index) is ast.Tuple else (index,):
         if type(element) is ast.Slice:
             continue
@@ -32,6 +36,22 @@ def check(a, node: ast.Subscript) -> None:
             a.report(RULE, node, "boolean-mask indexing has a data-dependent output shape; "
                      "use torch.where(mask, x, 0) with a masked reduction")
             return
+
+
+def _check_unknown_base(a, node: ast.Subscript, index: ast.expr) -> None:
+    """``pred_scores[valid_mask]`` where neither side is typed (an assigner's inputs from a toolkit's
+    containers, mmyolo's pose SimOTA): a value named a mask selecting from another value is a tensor
+    where the step runs it; reported only there (``step_only``), and not where the code says numpy."""
+    if type(index) is ast.Tuple or type(index) is ast.Slice:
+        return
+    kind = a.kind(index)
+    if kind not in (None, TENSOR, MASK) or not _named_as_mask(index) or _bound_to_an_index(a, index):
+        return
+    if type(node.value) not in (ast.Name, ast.Attribute, ast.Subscript) or maybe_numpy(a, node.value) \
+            or maybe_numpy(a, index):
+        return
+    a.report(RULE, node, "boolean-mask indexing has a data-dependent output shape; "
+             "use torch.where(mask, x, 0) with a masked reduction", step_only=True)
 
 
 def _uint8_cast(element: ast.expr) -> bool:

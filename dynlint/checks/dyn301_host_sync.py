@@ -8,6 +8,7 @@ from dynlint import ops
 from dynlint.analysis.kinds import MASK, MODULE, NDARRAY, PY, SEQ, TENSORISH, TUPLE
 from dynlint.analysis.syntax import assigned_once_from
 from dynlint.checks import Scope, rule
+from dynlint.checks._weak_evidence import maybe_numpy
 
 RULE = rule("DYN301", "host-sync", "Copying a tensor value to the host syncs and breaks the graph", scope=Scope.DEVICE)
 
@@ -78,7 +79,7 @@ def check_method(a, node, qual, method, receiver) -> None:
     if node.args or a.is_silenced(node):
         return
     strong = receiver in TENSORISH or ops.HOST_SYNC_METHODS[method] or (receiver is None and _unknown_in_step(a, node))
-    if strong or (receiver is None and _unknown_receiver(node) and not _maybe_numpy(a, node.func.value)):
+    if strong or (receiver is None and _unknown_receiver(node) and not maybe_numpy(a, node.func.value)):
         a.report(RULE, node, f"`.{method}()` copies tensor data to the host (a sync and a graph "
                  "break); keep the value as a tensor, or move this out of the compiled region", step_only=not strong)
 
@@ -229,36 +230,6 @@ def _unknown_receiver(node: ast.Call) -> bool:
     the training step (``step_only``)."""
     return node.func.attr in ("item", "tolist") and \
         type(node.func.value) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
-
-
-def _maybe_numpy(a, value: ast.expr) -> bool:
-    """The code itself says the value may be something else than a tensor: its name is used the way only
-    numpy arrays are (``x.astype(...)``, ``x.size == 1``), or an enclosing test asks what it is
-    (``isinstance(x, np.ndarray)``, ``hasattr(x, "tolist") and not torch.is_tensor(x)``)."""
-    root = value
-    while type(root) in (ast.Attribute, ast.Subscript, ast.Call):
-        root = root.func if type(root) is ast.Call else root.value
-    if type(root) is not ast.Name:
-        return False
-    if a.used_as_numpy(root.id):
-        return True
-    for node in a.stack:
-        if type(node) in (ast.If, ast.IfExp, ast.While) and any(
-                _asks_for_an_array(a, sub, root.id) for sub in ast.walk(node.test)):
-            return True
-    return False
-
-
-_TYPE_QUESTIONS = frozenset({"isinstance", "hasattr", "is_tensor"})
-
-
-def _asks_for_an_array(a, node: ast.AST, name: str) -> bool:
-    """``isinstance(name, ...)``, ``hasattr(name, ...)``, ``torch.is_tensor(name)``: the code is unsure what
-    the value is (a tensor found this way is narrowed to one before the rule sees it)."""
-    if type(node) is not ast.Call or not node.args or type(node.args[0]) is not ast.Name or node.args[0].id != name:
-        return False
-    func = node.func
-    return (func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else "") in _TYPE_QUESTIONS
 
 
 def _python_sequence(a, value: ast.expr) -> bool:
