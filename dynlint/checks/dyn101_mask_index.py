@@ -21,9 +21,6 @@ def check(a, node: ast.Subscript) -> None:
     if base not in TENSORISH and base is not None:
         return
     index = node.slice
-    if base is None:
-        _check_unknown_base(a, node, index)
-        return
     for element in index.elts if type(index) is ast.Tuple else (index,):
         if type(element) is ast.Slice:
             continue
@@ -36,6 +33,8 @@ def check(a, node: ast.Subscript) -> None:
             a.report(RULE, node, "boolean-mask indexing has a data-dependent output shape; "
                      "use torch.where(mask, x, 0) with a masked reduction")
             return
+    if base is None:
+        _check_unknown_base(a, node, index)
 
 
 def _check_unknown_base(a, node: ast.Subscript, index: ast.expr) -> None:
