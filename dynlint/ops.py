@@ -695,6 +695,15 @@ def named_as_mask(identifier: str) -> bool:
 #: tensor methods that move data to the host on purpose: a function calling them on tensors (outside an
 #: nn.Module) is host code (metrics, plots, export), unless a compiled or training path reaches it
 TO_HOST_METHODS = frozenset({"cpu", "numpy"})
+#: module-path components of a test suite: a ``tests``/``test``/``testing`` package, a ``test_*``/``*_test`` file
+TEST_MODULE_PARTS = frozenset({"test", "tests", "testing"})
+
+
+def is_test_module_part(part: str) -> bool:
+    """One dotted component of a module's name says the module belongs to a test suite."""
+    return part in TEST_MODULE_PARTS or part.startswith("test_") or part.endswith("_test")
+
+
 #: module-path components of code that runs on the host: tests, metrics, plotting, datasets/data
 #: pipelines, export (an unknown function there is host code; reached from a forward it is compiled)
 HOST_MODULE_PARTS = frozenset({

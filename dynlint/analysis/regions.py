@@ -254,7 +254,7 @@ def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str]]:
             # the words of a package's own name say what the package is about, not which of its modules are
             # host code (``pytorch_metric_learning``: its losses and miners run in the step)
             worded = len(words) > 1 and (index > 0 or len(parts) == 1)
-            if part in ops.HOST_MODULE_PARTS or part.startswith("test_") or part.endswith("_test") \
+            if part in ops.HOST_MODULE_PARTS or ops.is_test_module_part(part) \
                     or (worded and not ops.HOST_MODULE_WORDS.isdisjoint(words)):
                 host.add(module)
                 if part in ops.PLOT_MODULE_PARTS or not ops.PLOT_MODULE_PARTS.isdisjoint(words):

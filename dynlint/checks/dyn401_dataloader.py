@@ -76,13 +76,9 @@ def _iterable_dataset(a, dataset) -> bool:
     return bool(bases) and not ops.ITERABLE_DATASET_BASES.isdisjoint(bases)
 
 
-_TEST_PARTS = frozenset({"test", "tests", "testing"})
-
-
 def _in_tests(module: str) -> bool:
-    """A module of a test suite: a ``tests``/``test``/``testing`` package, or a ``test_*``/``*_test`` file."""
-    parts = module.split(".")
-    return any(part in _TEST_PARTS for part in parts) or parts[-1].startswith("test_") or parts[-1].endswith("_test")
+    """A module of a test suite (the same test as the regions' host modules)."""
+    return any(ops.is_test_module_part(part) for part in module.split("."))
 
 
 _EVALUATION_WORDS = ("val", "eval", "test", "predict", "infer", "inference", "pipeline")
