@@ -492,6 +492,19 @@ class ProjectFacts:
             return None
         return self.method(owner, "forward")
 
+    def overrides_called(self, ref: tuple) -> list[str]:
+        """For a method called on an instance (``("m", ...)``, ``("mod", ...)``), the overrides in the project's
+        subclasses: the instance may be one of them."""
+        if ref[0] not in ("m", "mod"):
+            return []
+        owner = self.resolve(ref[1])
+        if owner is None:
+            return []
+        found: list[str] = []
+        for name in ((ref[2],) if ref[0] == "m" else ("forward", "__call__")):
+            found.extend(t for t in self.overrides(owner, name) if t not in found)
+        return found
+
     def tensor_arguments(self, ref: tuple) -> tuple | None:
         """(positions, keywords) of a call's arguments that the callee's own code shows to be tensors; for a
         method, every override in the project's subclasses must say so too (espnet's ``ScorerInterface.
@@ -500,12 +513,7 @@ class ProjectFacts:
         if target is None or target not in self.tensor_params:
             return None
         targets = [target]
-        if ref[0] in ("m", "mod"):
-            owner = self.resolve(ref[1])
-            if owner is not None:
-                names = (ref[2],) if ref[0] == "m" else ("forward", "__call__")
-                for name in names:
-                    targets.extend(t for t in self.overrides(owner, name) if t not in targets)
+        targets.extend(t for t in self.overrides_called(ref) if t not in targets)
         found = None
         for function_id in targets:
             record = self.functions.get(function_id)

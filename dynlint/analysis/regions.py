@@ -290,12 +290,7 @@ def _targets(table: ProjectFacts, ref: tuple) -> list[str]:
         backward = table.method(target.rpartition(".")[0], "backward")
         if backward is not None:
             targets.append(backward)
-    if ref[0] in ("m", "mod"):
-        owner = table.resolve(ref[1])
-        if owner is not None:
-            names = (ref[2],) if ref[0] == "m" else ("forward", "__call__")
-            for name in names:
-                targets.extend(t for t in table.overrides(owner, name) if t not in targets)
+    targets.extend(t for t in table.overrides_called(ref) if t not in targets)
     return targets
 
 

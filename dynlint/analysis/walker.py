@@ -1508,11 +1508,15 @@ class Analyzer:
 
     def _hf_trainer(self, cls: _ClassInfo) -> bool:
         """A subclass (through project bases) of a Hugging Face ``Trainer``."""
+        return self._has_base(cls, lambda base: base.startswith("transformers.") and base.endswith("Trainer"))
+
+    def _has_base(self, cls: _ClassInfo, wanted) -> bool:
+        """One of the class's bases outside the project (its own, then through its project bases, which
+        the table knows) satisfies ``wanted(qualified name)``."""
         node = cls.node
-        bases = [self.qualname(base) or "" for base in node.bases] if node is not None else []
-        if not any(b.startswith("transformers.") and b.endswith("Trainer") for b in bases) and cls.id:
-            bases = self.ask(("bases", cls.id)) or []
-        return any(b.startswith("transformers.") and b.endswith("Trainer") for b in bases)
+        if node is not None and any(wanted(self.qualname(base) or "") for base in node.bases):
+            return True
+        return bool(cls.id) and any(wanted(base) for base in self.ask(("bases", cls.id)) or ())
 
     def _takes_a_graph(self, node) -> bool:
         """A graph pass: a parameter annotated as a ``torch.fx`` graph, graph module or node (deepspeed's
@@ -1661,11 +1665,7 @@ class Analyzer:
 
     def _autograd_function(self, cls: _ClassInfo) -> bool:
         """The class subclasses ``torch.autograd.Function`` (through project bases)."""
-        node = cls.node
-        if node is not None and any(self.qualname(base) in ops.AUTOGRAD_FUNCTION_BASES for base in node.bases):
-            return True
-        bases = self.ask(("bases", cls.id)) if cls.id else None
-        return bool(bases) and not ops.AUTOGRAD_FUNCTION_BASES.isdisjoint(bases)
+        return self._has_base(cls, ops.AUTOGRAD_FUNCTION_BASES.__contains__)
 
     def _type_comment(self, node, count: int) -> list | None:
         """The parameter annotations of a ``# type: (A, B) -> R`` comment (TorchScript style), if

@@ -169,15 +169,9 @@ def check_legacy_constructor(a, node, qual, method, receiver) -> None:
     """``torch.Tensor([[out[0], out[1]]])``: each 0-d tensor element is read on the host."""
     if len(node.args) != 1 or a.is_silenced(node) or not isinstance(node.args[0], (ast.List, ast.Tuple)):
         return
-    pending = list(node.args[0].elts)
-    while pending:
-        element = pending.pop()
-        if isinstance(element, (ast.List, ast.Tuple)):
-            pending.extend(element.elts)
-        elif a.value_kind(element) in TENSORISH:
-            a.report(RULE, node, f"`{qual}([...])` of tensor elements reads each one on the host (a sync), and "
-                     "fails under torch.compile (measured); use torch.stack / torch.cat of the tensors")
-            return
+    if any(a.value_kind(element) in TENSORISH for element in _display_leaves(node.args[0])):
+        a.report(RULE, node, f"`{qual}([...])` of tensor elements reads each one on the host (a sync), and "
+                 "fails under torch.compile (measured); use torch.stack / torch.cat of the tensors")
 
 
 @RULE.on_call(functions=ops.VALUE_TENSOR_CONSTRUCTORS)
@@ -203,14 +197,18 @@ def _tensor_elements(a, data: ast.expr) -> bool:
         return _computed_tensor(a, data.elt)
     if type(data) not in (ast.List, ast.Tuple):
         return False
-    pending = list(data.elts)
+    return any(_computed_tensor(a, element) for element in _display_leaves(data))
+
+
+def _display_leaves(display: ast.expr):
+    """The elements of a list/tuple display, nested displays opened (``[[a, b], [c, d]]``: a, b, c, d)."""
+    pending = list(display.elts)
     while pending:
         element = pending.pop()
         if isinstance(element, (ast.List, ast.Tuple)):
             pending.extend(element.elts)
-        elif _computed_tensor(a, element):
-            return True
-    return False
+        else:
+            yield element
 
 
 def _computed_tensor(a, element: ast.expr) -> bool:
