@@ -564,6 +564,11 @@ STEP_METHODS = frozenset({"training_step", "compute_loss"})
 #: methods a Hugging Face ``Trainer`` calls from its own training step, every step (trl's GRPO/distillation
 #: trainers generate completions there): training code in a subclass of ``transformers.Trainer``
 TRAINER_STEP_HOOKS = frozenset({"_prepare_inputs"})
+#: Lightning hooks (of a ``Callback`` or the ``LightningModule``) the fit loop calls inside every training step,
+#: around the backward and the optimizer step: a sync there stalls the step as one in ``training_step`` does
+#: (nequip's ``TrainingStatsMonitor.on_after_backward`` logging gradient statistics)
+TRAINING_STEP_HOOKS = frozenset({"on_train_batch_start", "on_train_batch_end", "on_before_backward",
+                                 "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad"})
 #: ...and as evaluation steps, eagerly, outside the training step (shared helpers they call that the
 #: training step calls too are training code through it)
 EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
@@ -686,6 +691,16 @@ MASK_NAME_RE = re.compile(r"(?i:(?:^|_)(?:mask|masks|valid|is|has|flags)(?:$|_))
 #: names that say "an index" even next to a mask word (``mask_idx``, ``valid_inds``, ``mask_ids``): integer
 #: indexing, not a mask
 INDEX_NAME_RE = re.compile(r"(?:^|_)(?:idx|idxs|index|indexes|indices|ind|inds|id|ids)(?:$|_)", re.IGNORECASE)
+
+
+#: names that say "a key of a dict" (``edge_vec_field``, ``mask_key``, nequip's ``EDGE_INDEX_KEY``, ``self.in_field``):
+#: ``data[KEY]`` reads a container, ``KEY in data`` looks a key up
+KEY_NAME_RE = re.compile(r"(?i:(?:^|_)(?:name|names|key|keys|str|type|field)(?:$|_))")
+
+
+def named_as_key(identifier: str) -> bool:
+    """``edge_vec_field``, ``CELL_KEY``, ``norm_key``: a name that says a key of a dict."""
+    return KEY_NAME_RE.search(identifier) is not None
 
 
 def named_as_mask(identifier: str) -> bool:

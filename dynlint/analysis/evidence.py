@@ -28,7 +28,7 @@ _NOT_AFTER = r"(?<![\w.])"   # a name, not an attribute of something else
 _MEMBER_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*({_NAME})(\s*\(\s*\)?|\s*=(?!=))?")
 _CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*(?:,\s*({_NAME})\s*)?[,)]")
 # torch.log(x[...]): the first argument indexes a name that torch then takes as a tensor
-_INDEXED_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*\[")
+_INDEXED_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*\[\s*(['\"]|{_NAME}(?:\.{_NAME})*)?")
 _COMMENT_RE = re.compile(r"#[^\n'\"]*$", re.M)
 # torch.cat([a, b]) / torch.stack((a, b), dim=0): the elements
 _SEQUENCE_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*[\[(]([^\[\]()]*)[\])]")
@@ -53,6 +53,24 @@ def mask_names(text: str, aliases: dict[str, str], is_local: Callable[[str], boo
         if _qualify(callee, aliases, is_local) == "torch.where":
             found.add(condition)
     return frozenset(n for n in found if n not in _NOT_NAMES and (n not in aliases or is_local(n)))
+
+
+# x.view(B, H, W, C), x.reshape(b, n, -1): the sizes given to a shape method, as written
+_SHAPE_CALL_RE = re.compile(r"\.\s*(?:view|reshape|expand|new_zeros|new_ones|new_empty)\s*\(([^()\[\]]*)\)")
+
+
+def size_names(text: str) -> frozenset[str]:
+    """Names given as sizes to a tensor's shape methods (``x.view(B, H, W, C)``): among several sizes
+    written one by one, each is a number (swin's ``forward(self, x, H, W)``)."""
+    if "view" not in text and "reshape" not in text and "expand" not in text and "new_" not in text:
+        return frozenset()
+    found = set()
+    for arguments in _SHAPE_CALL_RE.findall(_COMMENT_RE.sub("", text) if "#" in text else text):
+        parts = [part.strip() for part in arguments.split(",")]
+        if len(parts) < 2 or any("=" in part for part in parts):
+            continue  # one argument may be a shape tuple or a dtype; keywords say something else
+        found.update(part for part in parts if _IDENTIFIER_RE.fullmatch(part))
+    return frozenset(found - _NOT_NAMES)
 
 
 _NUMPY_USE_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*(?:astype\s*\(|tobytes\s*\(|size\b(?!\s*\())")
@@ -104,9 +122,11 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
         if indexed:
             match = _INDEXED_CALL_RE.match(text, start)
             if match is not None:
-                callee, first = match.groups()
+                callee, first, key = match.groups()
                 qual = _qualify(callee, aliases, is_local)
-                if qual is not None and _takes_tensor_first(qual):
+                # torch.index_select(data[EDGE_TYPE_KEY], ...), torch.log(batch["x"]): the entry of a dict
+                # is the tensor, not the dict
+                if qual is not None and _takes_tensor_first(qual) and not _a_key(key):
                     found.add(first)
         match = _CALL_RE.match(text, start)
         if match is not None:
@@ -119,6 +139,12 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
                 found.add(second)
     # `torch.sigmoid(...)` is a module's function, not a method of a name called torch
     return frozenset(n for n in found if n not in _NOT_NAMES and (n not in aliases or is_local(n)))
+
+
+def _a_key(index: str | None) -> bool:
+    """The start of an index that looks a key up: a string, or a name that says a key (``CELL_KEY``,
+    ``self.in_field``)."""
+    return bool(index) and (index[0] in "'\"" or ops.named_as_key(index.rpartition(".")[2]))
 
 
 def _torch_name_starts(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> list[int]:

@@ -81,20 +81,25 @@ class FileFacts:
     #: function id -> names of its parameters its own code shows to be tensors (an annotation, a tensor-only
     #: use): a caller's local value passed there is one
     tensor_params: dict[str, tuple] = field(default_factory=dict)
+    #: qualified name -> kind of a module-level type alias (nequip's ``Type = Dict[str, torch.Tensor]``):
+    #: another module's annotation ``AtomicDataDict.Type`` means the same
+    type_kinds: dict[str, object] = field(default_factory=dict)
 
     def to_json(self) -> list:
         return [self.module, self.functions, self.classes, self.aliases, self.returns,
-                self.calls, self.attrs, self.roots, self.passthrough, self.tensor_params]
+                self.calls, self.attrs, self.roots, self.passthrough, self.tensor_params, self.type_kinds]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
         module, functions, classes, aliases, returns, calls, attrs, roots = data[:8]
         passthrough = data[8] if len(data) > 8 else {}
         tensor_params = data[9] if len(data) > 9 else {}
+        type_kinds = data[10] if len(data) > 10 else {}
         return cls(module, {k: tuples(v) for k, v in functions.items()}, {k: tuples(v) for k, v in classes.items()},
                    aliases, {k: tuples(v) for k, v in returns.items()}, [tuples(c) for c in calls],
                    {k: {a: tuples(v) for a, v in d.items()} for k, d in attrs.items()}, [tuples(r) for r in roots],
-                   {k: tuples(v) for k, v in passthrough.items()}, {k: tuples(v) for k, v in tensor_params.items()})
+                   {k: tuples(v) for k, v in passthrough.items()}, {k: tuples(v) for k, v in tensor_params.items()},
+                   {k: tuples(v) for k, v in type_kinds.items()})
 
 
 def tuples(value):
@@ -170,6 +175,7 @@ class ProjectFacts:
         self.returns: dict[str, tuple] = {}
         self.passthrough: dict[str, tuple] = {}
         self.tensor_params: dict[str, tuple] = {}
+        self.type_kinds: dict[str, object] = {}
         self.attrs: dict[str, dict] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.files: list[FileFacts] = list(files)
@@ -182,7 +188,7 @@ class ProjectFacts:
             namespace.update(facts.aliases)
             for table, items in ((self.functions, facts.functions), (self.classes, facts.classes),
                                  (self.returns, facts.returns), (self.passthrough, facts.passthrough),
-                                 (self.tensor_params, facts.tensor_params)):
+                                 (self.tensor_params, facts.tensor_params), (self.type_kinds, facts.type_kinds)):
                 for key, value in items.items():
                     table.setdefault(key, value)
             for class_id, attrs in facts.attrs.items():
@@ -240,7 +246,9 @@ class ProjectFacts:
         * ``("bases", class)``: the bases outside the project (qualified names) of the class and its
           project bases, sorted;
         * ``("pass", qualname)``: ``(parameter names, returned parameters)`` of a function that returns
-          one of its parameters (``default(val, d)``), else None.
+          one of its parameters (``default(val, d)``), else None;
+        * ``("typekind", qualname)``: the kind a project type alias stands for (through re-exports), else
+          None.
         """
         answers = self._answers
         if key in answers:
@@ -289,6 +297,8 @@ class ProjectFacts:
             return self.star_exports(key[1])
         if kind == "alias":
             return self.alias_target(key[1])
+        if kind == "typekind":
+            return self.type_kind(key[1])
         raise KeyError(key)
 
     # ---------------------------------------------------------------- names
@@ -336,6 +346,30 @@ class ProjectFacts:
         if depth == 0 or self._cuts == cuts:
             self._resolved[qualname] = result
         return result
+
+    def type_kind(self, qualname: str):
+        """The kind of the project type alias a qualified name refers to, followed through the modules
+        that import it (``from .typing import Batch``), or None."""
+        seen: set[str] = set()
+        while qualname not in seen and len(seen) < 12:
+            seen.add(qualname)
+            if qualname in self.type_kinds:
+                return self.type_kinds[qualname]
+            module, _, name = qualname.rpartition(".")
+            namespace = self.namespaces.get(module)
+            if namespace is None:
+                alias = self._module_aliases().get(module)
+                namespace = self.namespaces.get(alias) if alias else None
+                if namespace is None:
+                    return None
+                module = alias
+                if f"{module}.{name}" in self.type_kinds:
+                    return self.type_kinds[f"{module}.{name}"]
+            target = namespace.get(name)
+            if target is None:
+                return None
+            qualname = target
+        return None
 
     def alias_target(self, qualname: str) -> str | None:
         """The name outside the project that a project name stands for, through the modules that import

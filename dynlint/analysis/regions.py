@@ -10,8 +10,9 @@
   ``backward()`` or steps an optimizer (not an epoch loop around it), a function
   that does so itself outside any loop of its own, what they call (a host sync
   there stalls Gaudi/XLA lazy mode each step) except plotting modules,
-  Lightning's ``training_step`` and a Hugging Face Trainer's ``compute_loss`` and
-  ``_prepare_inputs``;
+  Lightning's ``training_step`` and the per-step hooks its fit loop calls inside the step
+  (``on_after_backward``, ``on_train_batch_end``..., of a callback too), a Hugging Face Trainer's
+  ``compute_loss`` and ``_prepare_inputs``;
 * ``host`` — only ever runs on the host, eagerly: every method of a Dataset,
   ``collate_fn``/``worker_init_fn`` callbacks, functions given to a project
   Dataset's constructor, DataLoader samplers and collator

@@ -290,6 +290,7 @@ class Analyzer:
             facts.returns.update(produced.returns)
             facts.passthrough.update(produced.passthrough)
             facts.tensor_params.update(produced.tensor_params)
+            facts.type_kinds.update(produced.type_kinds)
             facts.calls.extend(produced.calls)
             facts.roots.extend(produced.roots)
             for class_id, attrs in produced.attrs.items():
@@ -762,6 +763,16 @@ class Analyzer:
                                                                 self._is_local_name)
         return masks
 
+    def _scope_sizes(self) -> frozenset[str]:
+        """Names the current function gives as sizes to shape methods (computed once per function)."""
+        node = self.scope.node
+        if node is None:
+            return frozenset()
+        sizes = getattr(node, "_dynlint_sizes", None)
+        if sizes is None:
+            sizes = node._dynlint_sizes = _evidence.size_names(self._body_text(node))
+        return sizes
+
     def used_as_numpy(self, name: str) -> bool:
         """Whether the current function uses ``name`` the way only numpy arrays are used (``x.astype(...)``,
         ``x.size`` as an attribute), computed once per function."""
@@ -976,7 +987,7 @@ class Analyzer:
                     _is_constant_none(node.left) or _is_constant_none(node.comparators[0])):
                 return PY  # `mask != None`: a tensor compared with None is a Python bool (identity), no data read
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
-                if type(node.left) is ast.Constant and type(node.left.value) is str:
+                if _a_key(node.left):
                     return PY  # a key looked up in a dict, never in a tensor
                 return DATA if any(self.kind(c) in TENSORISH for c in node.comparators) else PY
             kinds = [self.kind(node.left)] + [self.kind(c) for c in node.comparators]
@@ -1498,7 +1509,8 @@ class Analyzer:
                 # every method of a Dataset (construction, caching, loading helpers: yolov5's
                 # LoadImagesAndLabels.check_cache_ram/load_image) runs in the data pipeline
                 roots.append((ROOT_HOST, ref_function(function_id)))
-            if name in ops.STEP_METHODS or (name in ops.TRAINER_STEP_HOOKS and self._hf_trainer(cls)):
+            if name in ops.STEP_METHODS or (name in ops.TRAINER_STEP_HOOKS and self._hf_trainer(cls)) or \
+                    (name in ops.TRAINING_STEP_HOOKS and not cls.is_dataset):
                 roots.append((ROOT_TRAIN, ref_function(function_id)))
                 return
         if self._is_training_loop(node):
@@ -1640,6 +1652,10 @@ class Analyzer:
                         kind, maybe = TENSOR, True  # forward(self, x, mask=None): most likely tensors
                     elif isinstance(default, ast.Constant):
                         kind = PY
+                if maybe and kind in TENSORISH and annotation is None and name in self._scope_sizes():
+                    # only presumed a tensor, and given as a size: `x.view(B, H, W, C)` (swin's
+                    # forward(self, x, H, W), H and W passed on from block to block)
+                    kind, maybe = PY, False
             scope.kinds[name] = kind
             if maybe:
                 scope.maybe.add(name)
@@ -1740,6 +1756,10 @@ class Analyzer:
         if qual is None:
             return None
         named = qual
+        if container is None and self._is_project(qual):
+            aliased_kind = self.ask(("typekind", qual))  # a type alias another module defines
+            if aliased_kind is not None:
+                return aliased_kind
         if self._is_project(qual):
             aliased = self.ask(("alias", qual))  # a type alias another module of the project defines
             if aliased is not None:
@@ -1857,9 +1877,13 @@ class Analyzer:
                 self._set_alias(target.id, qual)
                 return True
             return False
-        if declared or (type(value) is ast.Subscript and self.qualname(value.value) in _UNION_ANNOTATIONS) or \
+        if declared or (type(value) is ast.Subscript and self.qualname(value.value) in _ALIASED_SUBSCRIPTS) or \
                 (type(value) is ast.BinOp and type(value.op) is ast.BitOr):
             self._type_aliases[target.id] = value
+            kind = self._annotation_kind(value)
+            if kind is not None and kind != PY and kind != _MAYBE_TENSOR:
+                # other modules' annotations naming it mean the same (nequip's AtomicDataDict.Type)
+                self.produced.type_kinds[f"{self.module}.{target.id}"] = kind
         return False
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
@@ -2727,8 +2751,9 @@ class Analyzer:
                 return False  # `mask != None` too: a Python bool
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops):
                 # `i in t` asks a tensor for a Python bool (Tensor.__contains__): a sync; a string is never
-                # looked for in a tensor (`"image_features" in out`: `out` is a dict, whatever it was taken for)
-                if type(test.left) is ast.Constant and type(test.left.value) is str:
+                # looked for in a tensor (`"image_features" in out`: `out` is a dict, whatever it was taken
+                # for), nor is a key (`EDGE_INDEX_KEY in data`, `self.norm_key in data`)
+                if _a_key(test.left):
                     return False
                 return any(self.value_kind(c) in TENSORISH for c in test.comparators)
             return any(self._value_dependent(v) for v in [test.left, *test.comparators])
@@ -3015,6 +3040,18 @@ def _namedtuple_fields(spec: ast.expr) -> tuple[str, ...]:
 
 
 _UNION_ANNOTATIONS = frozenset({"typing.Union", "typing.Optional", "Union", "Optional"})
+
+
+def _a_key(node: ast.expr) -> bool:
+    """A string, or a name that says a key (``AtomicDataDict.CELL_KEY``, ``self.norm_key``,
+    ``edge_vec_field``): what ``in`` looks up in a dict."""
+    if type(node) is ast.Constant:
+        return type(node.value) is str
+    name = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else None
+    return name is not None and ops.named_as_key(name)
+#: subscripted types a module-level assignment names as a type alias (``Type = Dict[str, torch.Tensor]``)
+_ALIASED_SUBSCRIPTS = _UNION_ANNOTATIONS | (_SEQUENCE_ANNOTATIONS - {"list", "tuple"}) | \
+    (_MAPPING_ANNOTATIONS - {"dict"})
 
 
 def _never_called(kind) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from dynlint import ops
 from dynlint.analysis.kinds import MASK, NDARRAY, TENSOR, TENSORISH, is_not_tensor
@@ -42,7 +41,7 @@ def _check_unknown_base(a, node: ast.Subscript, index: ast.expr) -> None:
     """``pred_scores[valid_mask]`` where neither side is typed (an assigner's inputs from a toolkit's
     containers, mmyolo's pose SimOTA): a value named a mask selecting from another value is a tensor
     where the step runs it; reported only there (``step_only``), and not where the code says numpy."""
-    if type(index) is not ast.Name or not index.id.islower() or _KEY_WORDS.search(index.id):
+    if type(index) is not ast.Name or not index.id.islower() or ops.named_as_key(index.id):
         return  # a local value; not `self.mask_name`, `ATTENTION_MASK` or `mask_key`: keys of dicts
     kind = a.kind(index)
     if kind not in (None, TENSOR, MASK) or not _named_as_mask(index) or _bound_to_an_index(a, index):
@@ -52,9 +51,6 @@ def _check_unknown_base(a, node: ast.Subscript, index: ast.expr) -> None:
         return
     a.report(RULE, node, "boolean-mask indexing has a data-dependent output shape; "
              "use torch.where(mask, x, 0) with a masked reduction", step_only=True)
-
-
-_KEY_WORDS = re.compile(r"(?:^|_)(?:name|names|key|keys|str|type|field)(?:$|_)")
 
 
 def _uint8_cast(element: ast.expr) -> bool:

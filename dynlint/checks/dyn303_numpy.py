@@ -63,8 +63,10 @@ def _from_numbers(a, node: ast.expr, depth: int = 0, unknown_ok: bool = False) -
             return bool(node.args) and all(_from_numbers(a, arg, depth + 1, unknown_ok) for arg in node.args)
         return False
     kind = a.kind(node)
-    if unknown_ok and kind is None and depth > 0 and type(node) in (ast.Name, ast.Attribute, ast.Subscript):
-        # an operand of unknown kind in numpy math on fixed sizes (swin's ``np.ceil(H / window_size[1])``):
+    if unknown_ok and (kind is None or a.uncertain(node)) and depth > 0 \
+            and type(node) in (ast.Name, ast.Attribute, ast.Subscript):
+        # an operand of unknown kind (or only maybe a tensor: an unannotated forward parameter) in numpy math
+        # on fixed sizes (swin's ``np.ceil(H / window_size[1])``, H a block's forward parameter):
         # a Python number (an array would make the int() itself fail unless it held one element); with the
         # batch in it (``np.ceil(x.shape[0] / self.virtual_batch_size)``) it stays reported: one compile per
         # batch size
