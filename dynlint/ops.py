@@ -739,6 +739,11 @@ HOST_MODULE_PARTS = frozenset({
     # (they turn values into text or histograms for a logging backend)
     "profile", "profiler", "profilers", "profiling", "logger", "loggers",
 })
+#: module-path components of the data pipeline: an ``nn.Module`` defined there (a transform: torchvision v2's,
+#: pytorchvideo's, nequip's data transforms) runs in the loader, not in the compiled step, unless a model's
+#: forward calls it
+DATA_PIPELINE_MODULE_PARTS = frozenset({"transforms", "data", "datasets", "dataset", "dataio", "datamodules",
+                                        "loader", "loaders"})
 #: words of a module's name (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)
 #: that say host code as well (not ``data``: ``data_parallel``)
 HOST_MODULE_WORDS = frozenset({

@@ -29,6 +29,9 @@ _MEMBER_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*({_NAME})(\s*\(\s*\)?|\
 _CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*(?:,\s*({_NAME})\s*)?[,)]")
 # torch.log(x[...]): the first argument indexes a name that torch then takes as a tensor
 _INDEXED_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*\[\s*(['\"]|{_NAME}(?:\.{_NAME})*)?")
+# torch.bmm(feats["atom_to_token"], ...), torch.index_select(data[POS_KEY], ...): the whole argument a dict's entry
+_KEYED_CALL_RE = re.compile(_NOT_AFTER + rf"{_NAME}(?:\.{_NAME})*\s*\(\s*{_NAME}\s*\[\s*(?:'[^'\n]*'|\"[^\"\n]*\"|"
+                            rf"{_NAME}(?:\.{_NAME})*)\s*\](?:\s*\.\s*(?:float|long|int|bool|half|double)\s*\(\s*\))?\s*[,)]")
 _COMMENT_RE = re.compile(r"#[^\n'\"]*$", re.M)
 # torch.cat([a, b]) / torch.stack((a, b), dim=0): the elements
 _SEQUENCE_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*[\[(]([^\[\]()]*)[\])]")
@@ -85,7 +88,8 @@ def numpy_names(text: str) -> frozenset[str]:
 
 
 def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> frozenset[str]:
-    """Names used as tensors in ``text``.  ``aliases`` maps local names to what they import
+    """Names used as tensors in ``text`` (and, marked with ``DICT_MARK``, names of dicts whose entries
+    are).  ``aliases`` maps local names to what they import
     (``F`` -> ``torch.nn.functional``); ``is_local(name)`` tells a local binding that hides one."""
     if "." not in text and "(" not in text:
         return frozenset()
@@ -124,10 +128,13 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
             if match is not None:
                 callee, first, key = match.groups()
                 qual = _qualify(callee, aliases, is_local)
-                # torch.index_select(data[EDGE_TYPE_KEY], ...), torch.log(batch["x"]): the entry of a dict
-                # is the tensor, not the dict
-                if qual is not None and _takes_tensor_first(qual) and not _a_key(key):
-                    found.add(first)
+                # torch.index_select(data[EDGE_TYPE_KEY], ...), torch.bmm(feats["atom_to_token"], ...): the
+                # entry of a dict is the tensor, not the dict; the dict is one of tensors (``first + "[]"``)
+                if qual is not None and _takes_tensor_first(qual):
+                    if not _a_key(key):
+                        found.add(first)
+                    elif _KEYED_CALL_RE.match(text, start):  # not `biject_to(site["fn"].support)`
+                        found.add(first + DICT_MARK)
         match = _CALL_RE.match(text, start)
         if match is not None:
             callee, first, second = match.groups()
@@ -139,6 +146,11 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
                 found.add(second)
     # `torch.sigmoid(...)` is a module's function, not a method of a name called torch
     return frozenset(n for n in found if n not in _NOT_NAMES and (n not in aliases or is_local(n)))
+
+
+#: appended to a name in ``tensor_names``'s answer: the name holds a dict whose entries (looked up by key)
+#: are passed to torch as tensors
+DICT_MARK = "[]"
 
 
 def _a_key(index: str | None) -> bool:

@@ -99,6 +99,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
     host.update(driver_methods)
     disabled: set[str] = set()
     plots: set[str] = set()
+    host_modules, plot_modules = _host_modules(table)
+    module_of = _module_finder(table)
     for function_id, record in table.functions.items():
         flags = record[5]
         if "disabled" in flags or "kernel" in flags:
@@ -121,7 +123,13 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 host.add(function_id)  # a pipeline, predictor or decoding driver that is no nn.Module
             if class_flags and class_flags[0]:
                 if name in ("forward", "__call__"):
-                    if NO_GRAD not in flags:  # an inference wrapper's no-grad forward (walker): host, above
+                    if NO_GRAD in flags:
+                        pass  # an inference wrapper's no-grad forward (walker): host, above
+                    elif _data_pipeline_module(module_of(function_id)):
+                        # a transform that is an nn.Module (torchvision v2's, nequip's data transforms): the
+                        # data pipeline runs it, unless a model's forward calls it
+                        host.add(function_id)
+                    else:
                         compiled.add(function_id)
                 elif name in ops.CONSTRUCTION_METHODS or name in ops.EVAL_METHODS \
                         or name in ops.INFERENCE_METHODS or name in ops.WEIGHT_EDIT_METHODS \
@@ -137,10 +145,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
         main = f"{module}.main"
         if main in table.functions:
             host.add(main)
-    host_modules, plot_modules = _host_modules(table)
     driver_methods.update(_entry_class_methods(table))
     if host_modules:
-        module_of = _module_finder(table)
         for function_id in table.functions:
             module = module_of(function_id)
             if module in host_modules:
@@ -261,6 +267,11 @@ def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str]]:
                 if part in ops.PLOT_MODULE_PARTS or not ops.PLOT_MODULE_PARTS.isdisjoint(words):
                     plots.add(module)
     return host, plots
+
+
+def _data_pipeline_module(module: str | None) -> bool:
+    """A module whose path says the data pipeline: ``transforms``, ``data``, ``datasets``..."""
+    return module is not None and not ops.DATA_PIPELINE_MODULE_PARTS.isdisjoint(module.split("."))
 
 
 def _module_finder(table: ProjectFacts):

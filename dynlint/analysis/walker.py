@@ -561,6 +561,8 @@ class Analyzer:
                 # used as a tensor (x.detach(), torch.sigmoid(x), ...); a comprehension's variable only
                 # maybe: its name (x, t, i) is often another value's elsewhere in the function
                 kind, maybe = TENSOR, self._comprehension_target
+            elif kind is None and name + _evidence.DICT_MARK in self._scope_evidence():
+                kind = (DICT, TENSOR)  # torch.bmm(feats["atom_to_token"], ...): a dict of tensors
             if kind is None and value is None and name in scope.declared:
                 # `images, targets = self.transform(images, targets)` with `targets: Optional[List[Dict[str,
                 # Tensor]]]` declared: an untyped part of an unpacked result keeps the declared type, only
@@ -1641,6 +1643,8 @@ class Analyzer:
                 if name in evidence and (kind is None or kind in TENSORISH):
                     kind, maybe = (kind if kind in TENSORISH else TENSOR), False
                     own_tensors.append(name)
+                elif kind is None and name + _evidence.DICT_MARK in evidence:
+                    kind = (DICT, TENSOR)  # boltz's feats: torch.bmm(feats["atom_to_token"], ...)
                 if kind in (None, TENSOR) and name in self._scope_masks():
                     kind, maybe = MASK, False
                 if kind is None and annotation is None:
