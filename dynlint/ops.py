@@ -742,8 +742,11 @@ HOST_MODULE_PARTS = frozenset({
 #: module-path components of the data pipeline: an ``nn.Module`` defined there (a transform: torchvision v2's,
 #: pytorchvideo's, nequip's data transforms) runs in the loader, not in the compiled step, unless a model's
 #: forward calls it
-DATA_PIPELINE_MODULE_PARTS = frozenset({"transforms", "data", "datasets", "dataset", "dataio", "datamodules",
-                                        "loader", "loaders"})
+DATA_PIPELINE_MODULE_PARTS = frozenset({"transforms", "transform", "data", "datasets", "dataset", "dataio",
+                                        "datamodules", "loader", "loaders", "metrics", "metric"})
+#: nn.Modules named as post-processing (a DETR's ``PostProcess``, kornia's ``DETRPostProcessor``): run on the
+#: model's outputs after its forward, for inference; host code unless a model's forward calls them
+POSTPROCESS_MODULE_SUFFIXES = ("PostProcess", "Postprocess", "PostProcessor", "Postprocessor")
 #: words of a module's name (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)
 #: that say host code as well (not ``data``: ``data_parallel``)
 HOST_MODULE_WORDS = frozenset({

@@ -16,7 +16,8 @@
 * ``host`` — only ever runs on the host, eagerly: every method of a Dataset,
   ``collate_fn``/``worker_init_fn`` callbacks, functions given to a project
   Dataset's constructor, DataLoader samplers and collator
-  classes, ``nn.Module`` construction
+  classes, the ``forward`` of ``nn.Module``s in data-pipeline and metrics modules (transforms) or named
+  as post-processing (unless a model's forward calls it), ``nn.Module`` construction
   (``__init__``, weight initialisation), module methods that merge, fuse or load weights
   (``merge*``/``unmerge*``/``fuse*``, ``load_state_dict``) or pre-process inputs (``tokenize``,
   ``preprocess``), module-level ``@torch.no_grad()`` functions and such methods named for sampling or
@@ -125,7 +126,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 if name in ("forward", "__call__"):
                     if NO_GRAD in flags:
                         pass  # an inference wrapper's no-grad forward (walker): host, above
-                    elif _data_pipeline_module(module_of(function_id)):
+                    elif _data_pipeline_module(module_of(function_id)) \
+                            or owner.endswith(ops.POSTPROCESS_MODULE_SUFFIXES):
                         # a transform that is an nn.Module (torchvision v2's, nequip's data transforms): the
                         # data pipeline runs it, unless a model's forward calls it
                         host.add(function_id)
