@@ -19,7 +19,7 @@ from dynlint.errors import UsageError
 # The results cache's directory name in the project root (also never walked by discovery).
 CACHE_DIR_NAME = ".dynlint_cache"
 
-# Rules enabled when the user selects nothing: every rule but the opt-in ones (DYN204, DYN205).
+# Rules enabled when the user selects nothing: every rule but the opt-in ones (DYN204, DYN205, DYN501).
 DEFAULT_SELECT = frozenset(DEFAULT_CODES)
 
 # Keys accepted in [tool.dynlint]; snake_case spellings are accepted as aliases.
@@ -146,7 +146,7 @@ def resolve_selection(layers: Iterable[tuple[list[str] | None, list[str], list[s
         for selector, enable, label in actions:
             codes = _expand(selector, label)
             if enable:
-                # an opt-in rule (DYN204, DYN205) is enabled only by its own code, never by a prefix or ALL
+                # an opt-in rule (DYN204, DYN205, DYN501) is enabled only by its own code, never by a prefix or ALL
                 codes = [c for c in codes if c not in OPT_IN_CODES or c == selector.strip().upper()]
                 enabled.update(codes)
             else:

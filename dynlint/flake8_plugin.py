@@ -26,7 +26,7 @@ from dynlint.codes import ALL_CODES, OPT_IN_CODES
 from dynlint.config import Settings
 
 # flake8 reports unparsable files itself (E999), so DYN000 is never ours to report here; the opt-in
-# rules (DYN204, DYN205) only when flake8's --select/--extend-select names them by their code, as
+# rules (DYN204, DYN205, DYN501) only when flake8's --select/--extend-select names them by their code, as
 # `dynlint check` does (`--select DYN` does not turn them on)
 _FLAKE8_CODES = frozenset(code for code in ALL_CODES if code != "DYN000" and code not in OPT_IN_CODES)
 _FILE_EXEMPT_RE = re.compile(r"^\s*#\s*dynlint\s*:\s*noqa\s*$", re.IGNORECASE)

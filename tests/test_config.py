@@ -50,16 +50,16 @@ def test_nearest_pyproject_with_table_wins_and_sets_root(project):
 def test_search_starts_from_a_file_argument(project):
     inner = project / "inner"
     inner.mkdir()
-    write_pyproject(inner, "[tool.dynlint]\nignore = ['DYN5']\n")
+    write_pyproject(inner, "[tool.dynlint]\nignore = ['DYN4']\n")
     (inner / "m.py").write_text("")
     settings = load_settings([str(inner / "m.py")], {})
     assert settings.source == str(inner / "pyproject.toml")
-    assert "DYN501" not in settings.select
+    assert "DYN401" not in settings.select and "DYN301" in settings.select
 
 
 def test_no_paths_searches_from_cwd(project):
-    write_pyproject(project, "[tool.dynlint]\nignore = ['DYN501']\n")
-    assert "DYN501" not in load_settings([], {}).select
+    write_pyproject(project, "[tool.dynlint]\nignore = ['DYN402']\n")
+    assert "DYN402" not in load_settings([], {}).select and "DYN401" in load_settings([], {}).select
 
 
 def test_select_ignore_extend_select_prefixes(project):
@@ -163,8 +163,8 @@ def test_config_flag_overrides_discovery(project):
     assert settings.root == str(other)
     assert settings.source == str(config)
     # A pyproject.toml given with --config uses its [tool.dynlint] table.
-    write_pyproject(other, "[tool.dynlint]\nselect = ['DYN5']\n")
-    assert load_settings([], {"config": str(other / "pyproject.toml")}).select == {"DYN501"}
+    write_pyproject(other, "[tool.dynlint]\nselect = ['DYN4']\n")
+    assert load_settings([], {"config": str(other / "pyproject.toml")}).select == {"DYN401", "DYN402"}
 
 
 @pytest.mark.parametrize("body, needles", [
@@ -207,7 +207,7 @@ def test_settings_stays_a_hashable_value():
 
 
 def test_opt_in_rules_are_enabled_only_by_their_full_code(project):
-    # DYN204/DYN205 are off by default and a prefix or ALL does not turn them on (flake8-bugbear's B9)
+    # DYN204/DYN205/DYN501 are off by default and a prefix or ALL does not turn them on (flake8-bugbear's B9)
     write_pyproject(project, """
         [tool.dynlint]
         select = ["DYN2", "ALL"]

@@ -19,6 +19,8 @@ from dynlint.commands.fix import add_fix_arguments, run_fix
 SAFE_ONLY = "import torch\n\ndef f(x: torch.Tensor):\n    return x[x > 0].sum()\n"
 SAFE_ONLY_FIXED = "import torch\n\ndef f(x: torch.Tensor):\n    return torch.where(x > 0, x, 0).sum()\n"
 WITH_UNSAFE = SAFE_ONLY + "\ng = torch.compile(f, dynamic=True)\n"
+# DYN501 (opt-in) carries the unsafe fix of these tests
+SETTINGS = Settings(select=Settings().select | {"DYN501"})
 
 
 def parse(*flags: str) -> argparse.Namespace:
@@ -36,7 +38,7 @@ def run(tmp_path, text: str, *flags: str, name: str = "m.py"):
     path = tmp_path / name
     path.write_text(text)
     out = io.StringIO()
-    code = run_fix(parse(*flags), [(str(path), name)], Settings(), stream=out)
+    code = run_fix(parse(*flags), [(str(path), name)], SETTINGS, stream=out)
     return code, out.getvalue(), path.read_text()
 
 
@@ -111,7 +113,7 @@ def test_unparsable_file_is_reported_and_untouched(tmp_path):
 def test_stdin_prints_fixed_source(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(WITH_UNSAFE.encode())))
     out = io.StringIO()
-    code = run_fix(parse("--fix"), [("-", "-")], Settings(), stream=out)
+    code = run_fix(parse("--fix"), [("-", "-")], SETTINGS, stream=out)
     assert out.getvalue() == SAFE_ONLY_FIXED + "\ng = torch.compile(f, dynamic=True)\n"
     assert code == 1 and "DYN501" in capsys.readouterr().err
 

@@ -20,6 +20,8 @@ from pyflakes.reporter import Reporter
 
 from dynlint.api import check_source
 from dynlint.checks import load_all
+from dynlint.codes import RULES
+from dynlint.config import Settings
 from dynlint.fixer import fix_source
 
 FIXES = Path(__file__).parent / "fixtures" / "fixes"
@@ -31,8 +33,13 @@ def _expected(path: Path, mode: str) -> Path:
     return path.with_name(f"{path.stem}.{mode}.py")
 
 
+EVERY_RULE = Settings(select=frozenset(RULES))
+
+
 def _fix(text: str, path: Path, unsafe: bool) -> str:
-    return fix_source(text, check_source(text, str(path)), unsafe=unsafe, filename=str(path))[0]
+    # every rule on: an opt-in rule's fix (DYN501) is checked like the others
+    findings = check_source(text, str(path), settings=EVERY_RULE)
+    return fix_source(text, findings, unsafe=unsafe, filename=str(path))[0]
 
 
 def test_every_rule_with_a_fix_has_its_expectations_and_only_those():

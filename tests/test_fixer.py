@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dynlint import fixer
 from dynlint.api import check_source
+from dynlint.config import Settings
 from dynlint.diagnostics import Applicability, Edit, Finding, Fix
 from dynlint.fixer import FixError, add_noqa, fix_file, fix_source
 
@@ -22,8 +23,12 @@ def src(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
+# the opt-in DYN501 on too: its fix is one of those checked here
+SETTINGS = Settings(select=Settings().select | {"DYN501"})
+
+
 def fix(text: str, *, unsafe: bool = False) -> tuple[str, list[Finding]]:
-    return fix_source(text, check_source(text), unsafe=unsafe)
+    return fix_source(text, check_source(text, settings=SETTINGS), unsafe=unsafe)
 
 
 MODEL = src("""
@@ -248,7 +253,7 @@ def test_dynamic_true_removal_keeps_the_call_well_formed(before, after):
 
 def test_dynamic_true_with_a_comment_in_the_way_gets_no_fix():
     text = "import torch\nf = torch.compile(m,  # model\n    dynamic=True)\n"
-    assert [f.fix for f in check_source(text) if f.code == "DYN501"] == [None]
+    assert [f.fix for f in check_source(text, settings=SETTINGS) if f.code == "DYN501"] == [None]
 
 
 def test_padding_fix_only_with_max_length_and_truncation_and_keeps_quote_style():

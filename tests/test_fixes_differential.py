@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 from hypothesis import HealthCheck, example, given, settings, strategies as st  # noqa: E402
 
 from dynlint.api import check_source  # noqa: E402
+from dynlint.config import Settings  # noqa: E402
 from dynlint.diagnostics import Applicability  # noqa: E402
 from dynlint.fixer import fix_source  # noqa: E402
 
@@ -662,7 +663,7 @@ def test_dynamic_true_removal_keeps_results():
 
         f = torch.compile(g, backend="eager", dynamic=True)
         """)
-    findings = check_source(source)
+    findings = check_source(source, settings=Settings(select=Settings().select | {"DYN501"}))  # opt-in
     assert [f.fix.applicability for f in findings if f.code == "DYN501"] == [Applicability.UNSAFE]
     fixed_source, _ = fix_source(source, findings, unsafe=True)
     assert 'torch.compile(g, backend="eager")' in fixed_source

@@ -36,8 +36,9 @@ def test_device_rules_are_the_dynamic_shape_rules():
     # size specialization costs compiles only where a step is traced
     assert {code for code, r in registry.items() if r.scope == checks.Scope.STEP} == {"DYN201", "DYN203", "DYN204",
                                                                                    "DYN205"}
-    # the opt-in rules are the size rules' companions for sizes not known to vary
-    assert {code for code, r in registry.items() if r.opt_in} == {"DYN204", "DYN205"}
+    # the opt-in rules are the size rules' companions for sizes not known to vary, and the compile setting
+    # DYN501 (judged on real code: deliberate every time, never a hazard)
+    assert {code for code, r in registry.items() if r.opt_in} == {"DYN204", "DYN205", "DYN501"}
 
 
 def test_rules_with_fixes_are_the_documented_fixable_ones():

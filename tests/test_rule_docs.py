@@ -21,7 +21,7 @@ from dynlint.ruledocs import REQUIRED_SECTIONS, load_doc, parse_doc, resolve_cod
 REPO = Path(__file__).resolve().parent.parent
 CODES = sorted(RULES)
 
-# the examples are checked with every rule on, the opt-in ones (DYN204, DYN205) too
+# the examples are checked with every rule on, the opt-in ones (DYN204, DYN205, DYN501) too
 EVERY_RULE = Settings(select=frozenset(RULES))
 
 
@@ -166,13 +166,14 @@ def test_rule_json_for_all_rules(capsys):
     records = json.loads(capsys.readouterr().out)
     assert [r["code"] for r in records] == list(RULES)
     assert all(r["explanation"] and r["summary"] == RULES[r["code"]].summary for r in records)
-    assert [r["code"] for r in records if not r["default"]] == ["DYN204", "DYN205"]
+    assert [r["code"] for r in records if not r["default"]] == ["DYN204", "DYN205", "DYN501"]
 
 
 def test_rule_list_marks_the_opt_in_rules(capsys):
     assert main(["rule", "--all"]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert lines["DYN204"].endswith("(opt-in)") and lines["DYN205"].endswith("(opt-in)")
+    assert lines["DYN501"].endswith("(opt-in)")
     assert not lines["DYN201"].endswith("(opt-in)")
 
 

@@ -7,7 +7,7 @@ from dynlint.analysis.syntax import is_constant, keyword_node
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN501", "compile-dynamic-true", "torch.compile(dynamic=True) compiles everything dynamic",
-            scope=Scope.ANYWHERE, fix="fix_compile_dynamic")
+            scope=Scope.ANYWHERE, fix="fix_compile_dynamic", opt_in=True)
 
 
 @RULE.on_call(functions=ops.COMPILE_FUNCTIONS)
