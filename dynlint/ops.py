@@ -739,10 +739,10 @@ HOST_MODULE_PARTS = frozenset({
     # (they turn values into text or histograms for a logging backend)
     "profile", "profiler", "profilers", "profiling", "logger", "loggers",
 })
-#: module-path components of the data pipeline: an ``nn.Module`` defined there (a transform: torchvision v2's,
-#: pytorchvideo's, nequip's data transforms) runs in the loader, not in the compiled step, unless a model's
-#: forward calls it
-DATA_PIPELINE_MODULE_PARTS = frozenset({"transforms", "transform", "data", "datasets", "dataset", "dataio",
+#: module-path components of the data pipeline and of metrics: an ``nn.Module`` defined there (a transform:
+#: torchvision v2's, pytorchvideo's, schnetpack's, nequip's; a metric module) runs in the loader or after the
+#: step, not in the compiled step, unless a model's forward calls it
+HOST_FORWARD_MODULE_PARTS = frozenset({"transforms", "transform", "data", "datasets", "dataset", "dataio",
                                         "datamodules", "loader", "loaders", "metrics", "metric"})
 #: nn.Modules named as post-processing (a DETR's ``PostProcess``, kornia's ``DETRPostProcessor``): run on the
 #: model's outputs after its forward, for inference; host code unless a model's forward calls them

@@ -27,11 +27,15 @@ _NOT_AFTER = r"(?<![\w.])"   # a name, not an attribute of something else
 # alternation of ~150 method names made the regex engine ten times slower than this)
 _MEMBER_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*({_NAME})(\s*\(\s*\)?|\s*=(?!=))?")
 _CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*(?:,\s*({_NAME})\s*)?[,)]")
-# torch.log(x[...]): the first argument indexes a name that torch then takes as a tensor
-_INDEXED_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*\[\s*(['\"]|{_NAME}(?:\.{_NAME})*)?")
-# torch.bmm(feats["atom_to_token"], ...), torch.index_select(data[POS_KEY], ...): the whole argument a dict's entry
+# torch.log(x[...]): the first argument indexes a name that torch then takes as a tensor (with the start of the
+# index: a string or a name that says a key makes the name a dict of tensors instead)
+_INDEXED_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*\["
+                              rf"\s*(['\"]|{_NAME}(?:\.{_NAME})*)?")
+# torch.bmm(feats["atom_to_token"], ...), torch.index_select(data[POS_KEY], ...): the whole argument a dict's
+# entry (a cast of it allowed)
 _KEYED_CALL_RE = re.compile(_NOT_AFTER + rf"{_NAME}(?:\.{_NAME})*\s*\(\s*{_NAME}\s*\[\s*(?:'[^'\n]*'|\"[^\"\n]*\"|"
-                            rf"{_NAME}(?:\.{_NAME})*)\s*\](?:\s*\.\s*(?:float|long|int|bool|half|double)\s*\(\s*\))?\s*[,)]")
+                            rf"{_NAME}(?:\.{_NAME})*)\s*\]"
+                            rf"(?:\s*\.\s*(?:float|long|int|bool|half|double)\s*\(\s*\))?\s*[,)]")
 _COMMENT_RE = re.compile(r"#[^\n'\"]*$", re.M)
 # torch.cat([a, b]) / torch.stack((a, b), dim=0): the elements
 _SEQUENCE_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*[\[(]([^\[\]()]*)[\])]")

@@ -126,10 +126,11 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 if name in ("forward", "__call__"):
                     if NO_GRAD in flags:
                         pass  # an inference wrapper's no-grad forward (walker): host, above
-                    elif _data_pipeline_module(module_of(function_id)) \
+                    elif _host_forward_module(module_of(function_id)) \
                             or owner.endswith(ops.POSTPROCESS_MODULE_SUFFIXES):
-                        # a transform that is an nn.Module (torchvision v2's, nequip's data transforms): the
-                        # data pipeline runs it, unless a model's forward calls it
+                        # a transform or a metric that is an nn.Module (torchvision v2's, nequip's data
+                        # transforms), a DETR's PostProcess: run outside the step, unless a model's forward
+                        # calls them
                         host.add(function_id)
                     else:
                         compiled.add(function_id)
@@ -271,9 +272,9 @@ def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str]]:
     return host, plots
 
 
-def _data_pipeline_module(module: str | None) -> bool:
-    """A module whose path says the data pipeline: ``transforms``, ``data``, ``datasets``..."""
-    return module is not None and not ops.DATA_PIPELINE_MODULE_PARTS.isdisjoint(module.split("."))
+def _host_forward_module(module: str | None) -> bool:
+    """A module whose path says the data pipeline or metrics: ``transforms``, ``data``, ``metrics``..."""
+    return module is not None and not ops.HOST_FORWARD_MODULE_PARTS.isdisjoint(module.split("."))
 
 
 def _module_finder(table: ProjectFacts):

@@ -3053,6 +3053,8 @@ def _a_key(node: ast.expr) -> bool:
         return type(node.value) is str
     name = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else None
     return name is not None and ops.named_as_key(name)
+
+
 #: subscripted types a module-level assignment names as a type alias (``Type = Dict[str, torch.Tensor]``)
 _ALIASED_SUBSCRIPTS = _UNION_ANNOTATIONS | (_SEQUENCE_ANNOTATIONS - {"list", "tuple"}) | \
     (_MAPPING_ANNOTATIONS - {"dict"})
