@@ -758,10 +758,12 @@ HOST_MODULE_WORDS = frozenset({
     "inferencer", "inferencers", "evaluation", "evaluator", "evaluators",
     "hub", "decoding", "processing", "processor", "processors", "preprocessing",
 })
-#: the plotting ones among them: a plot made from a training loop is made at a few chosen steps, not
-#: as part of the step (a training loop reaching it does not make it training code)
+#: the plotting and evaluation ones among them: a plot made or an evaluation run from a training loop is made
+#: at a few chosen steps, not as part of the step (a training loop reaching it does not make it training code:
+#: sentence-transformers' evaluators, run every N steps)
 PLOT_MODULE_PARTS = frozenset({
     "visualization", "visualize", "visualizer", "viz", "plot", "plots", "plotting",
+    "evaluation", "evaluator", "evaluators",
 })
 #: path parts or words of modules holding command-line programs and inference pipelines: a class there
 #: that is no nn.Module (``Text2Speech``, ``Speech2Text``) runs eagerly even when a module's forward calls it

@@ -9,7 +9,7 @@
 * ``training`` — the training step: the body of a loop that itself calls
   ``backward()`` or steps an optimizer (not an epoch loop around it), a function
   that does so itself outside any loop of its own, what they call (a host sync
-  there stalls Gaudi/XLA lazy mode each step) except plotting modules,
+  there stalls Gaudi/XLA lazy mode each step) except plotting and evaluation modules,
   Lightning's ``training_step`` and the per-step hooks its fit loop calls inside the step
   (``on_after_backward``, ``on_train_batch_end``..., of a callback too), a Hugging Face Trainer's
   ``compute_loss`` and ``_prepare_inputs``;
