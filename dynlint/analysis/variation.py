@@ -104,7 +104,8 @@ def variation(a, expr: ast.expr, depth: int = 0) -> str | None:
     if isinstance(expr, ast.Compare):
         sides = [expr.left, *expr.comparators]
         if any(a.reads_tensor_size(side) for side in sides):
-            named = [side for side in sides if (ident := _identifier(side)) and varying_name(ident)]
+            named = [side for side in sides if (ident := _identifier(side)) and varying_name(ident)
+                     and not (isinstance(side, ast.Name) and _model_size(a, side.id))]
             if named:
                 return VARIES  # `x.size(1) > self.max_len`: compared with a length
     for read in a.size_reads(expr):
@@ -113,6 +114,57 @@ def variation(a, expr: ast.expr, depth: int = 0) -> str | None:
             return VARIES
         found = found or result
     return found
+
+
+def _model_size(a, name: str) -> bool:
+    """``pos_len = self.pos_embed.shape[1]`` or ``pos_embed.shape[1]`` of a parameter named as a weight: a
+    size the model fixes, whatever the name says (``len``)."""
+    value = a.bound_value(name) or _unpacked_value(a, name)
+    if value is None:
+        return False
+    reads = list(a.size_reads(value))
+    return bool(reads) and all(_weight_tensor(_read_tensor(read)) for read in reads)
+
+
+def _unpacked_value(a, name: str) -> ast.expr | None:
+    """``x_len, pos_len = x.shape[1], pos_embed.shape[1]`` at the enclosing function's top level: the value
+    unpacked into ``name``."""
+    function = next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if function is None:
+        return None
+    for statement in function.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Tuple) and isinstance(statement.value, ast.Tuple) \
+                and len(statement.targets[0].elts) == len(statement.value.elts):
+            for target, value in zip(statement.targets[0].elts, statement.value.elts):
+                if isinstance(target, ast.Name) and target.id == name:
+                    return value
+    return None
+
+
+def _read_tensor(read: ast.expr) -> ast.expr | None:
+    """The tensor a size read reads: ``x`` of ``x.size(1)``, ``x.shape[1]``, ``len(x)``, ``x.shape``."""
+    if isinstance(read, ast.Call):
+        if isinstance(read.func, ast.Name):
+            return read.args[0] if read.args else None
+        return read.func.value if isinstance(read.func, ast.Attribute) else None
+    if isinstance(read, ast.Subscript):
+        inner = read.value
+        return inner.value if isinstance(inner, ast.Attribute) else (
+            inner.func.value if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) else None)
+    if isinstance(read, ast.Attribute):
+        return read.value
+    return None
+
+
+def _weight_tensor(tensor: ast.expr | None) -> bool:
+    """A module's own tensor (``self.pos_embed``) or a name for a weight (``pos_embed``, ``rel_pos``)."""
+    if isinstance(tensor, ast.Attribute):
+        root = tensor
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id == "self"
+    return isinstance(tensor, ast.Name) and _names_a_weight(tensor.id)
 
 
 def _int(node: ast.expr | None) -> int | None:
@@ -144,7 +196,7 @@ def _read_variation(a, read: ast.expr, depth: int) -> str:
 
 def name_variation(a, name: str, depth: int = 0) -> str:
     """A name holding a size: by its name, else by what it was bound to."""
-    if varying_name(name):
+    if varying_name(name) and not (depth < _DEPTH and _model_size(a, name)):
         return VARIES
     if depth >= _DEPTH:
         return UNKNOWN
@@ -246,12 +298,36 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
             value = _bound(a, node.id, depth)
             if value is None:
                 # a parameter: the rows of what it names a weight or an embedding table (``rel_pos``,
-                # ``pos_embed``, ``weight``: passed a module's own parameter) are fixed for the model
-                return not _names_a_weight(node.id)
+                # ``pos_embed``, ``weight``: passed a module's own parameter) are fixed for the model;
+                # so are those of a model's parameters iterated (``for p in model.parameters()``)
+                return not _names_a_weight(node.id) and not _parameter_loop_variable(a, node.id)
             node, depth = value, depth + 1
             continue
         return True
     return True
+
+
+_PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
+
+
+def _parameter_loop_variable(a, name: str) -> bool:
+    """``p`` of ``for p in model.parameters()`` (``for n, p in model.named_parameters()``, a comprehension's
+    too) around the code: a weight of the model, whose sizes the model fixes."""
+    for node in reversed(a.stack):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            loops = [(node.target, node.iter)]
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            loops = [(g.target, g.iter) for g in node.generators]
+        else:
+            continue
+        for target, iterable in loops:
+            if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                continue
+            return isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+                and iterable.func.attr in _PARAMETER_ITERATORS
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            break
+    return False
 
 
 def _names_a_weight(identifier: str) -> bool:
