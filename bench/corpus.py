@@ -265,6 +265,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("skorch", "1.4.0", "held-out", "scikit-learn compatible training: NeuralNet fit loops, callbacks, scoring, LR schedulers, helpers"),
     Package("orb-models", "0.5.5", "held-out", "atomistic foundation models: GNS/attention graph regressors, radius graphs, forcefield heads, calculators"),
     Package("torchmd-net", "2.4.10", "held-out", "neural network potentials: TorchMD-Net equivariant transformer, TensorNet, priors, output modules"),
+    # added on 2026-11-27 (ninth session, at its end, after the eighteenth set's measurement), before dynlint was
+    # ever run on them: a nineteenth held-out set (hazards picked; measured by a later session)
+    Package("super-gradients", "3.7.1", "held-out", "detection/segmentation/pose training library: YOLO-NAS, PP-YOLOE, losses, NMS post-processing, trainers"),
+    Package("d3rlpy", "2.8.1", "held-out", "offline RL: CQL/IQL/TD3+BC/decision transformer algorithms, Q functions, replay buffers"),
+    Package("OpenNMT-py", "3.5.1", "held-out", "neural machine translation: transformer encoders/decoders, beam search, copy attention, losses, trainer"),
+    Package("facexlib", "0.3.0", "held-out", "face analysis: RetinaFace detection with priors and NMS, landmark alignment, parsing, matting"),
+    Package("chgnet", "0.4.2", "held-out", "crystal graph neural network potential: atom/bond/angle graphs, interaction blocks, MD wrappers"),
+    Package("torchcrepe", "0.0.24", "held-out", "pitch estimation: CREPE model, Viterbi decoding, periodicity thresholds, filters"),
 )
 
 GROUPS = ("dev", "held-out")
