@@ -347,6 +347,16 @@ class ProjectFacts:
             self._resolved[qualname] = result
         return result
 
+    def _namespace(self, module: str) -> tuple[str, dict | None]:
+        """``(module, its namespace)`` for a module of the run, also when ``module`` is an alias of one
+        (the alias resolved); ``(module, None)`` for a module outside the run."""
+        namespace = self.namespaces.get(module)
+        if namespace is None:
+            alias = self._module_aliases().get(module)
+            if alias and alias in self.namespaces:
+                return alias, self.namespaces[alias]
+        return module, namespace
+
     def type_kind(self, qualname: str):
         """The kind of the project type alias a qualified name refers to, followed through the modules
         that import it (``from .typing import Batch``), or None."""
@@ -356,15 +366,11 @@ class ProjectFacts:
             if qualname in self.type_kinds:
                 return self.type_kinds[qualname]
             module, _, name = qualname.rpartition(".")
-            namespace = self.namespaces.get(module)
+            module, namespace = self._namespace(module)
             if namespace is None:
-                alias = self._module_aliases().get(module)
-                namespace = self.namespaces.get(alias) if alias else None
-                if namespace is None:
-                    return None
-                module = alias
-                if f"{module}.{name}" in self.type_kinds:
-                    return self.type_kinds[f"{module}.{name}"]
+                return None
+            if f"{module}.{name}" in self.type_kinds:  # named through a module alias
+                return self.type_kinds[f"{module}.{name}"]
             target = namespace.get(name)
             if target is None:
                 return None
@@ -381,12 +387,7 @@ class ProjectFacts:
             if qualname in self.functions or qualname in self.classes:
                 return None
             module, _, name = qualname.rpartition(".")
-            namespace = self.namespaces.get(module)
-            if namespace is None:
-                alias = self._module_aliases().get(module)
-                namespace = self.namespaces.get(alias) if alias else None
-                if namespace is not None:
-                    module = alias
+            module, namespace = self._namespace(module)
             if namespace is None:
                 # not a module of the run: the name outside it, once an alias led there (a name inside one of
                 # its modules, ``pkg.mod.Class.attr``, is no such name)
@@ -410,13 +411,9 @@ class ProjectFacts:
         ``from .torch_basics import *`` chains end at ``import torch``).  Private names are not
         exported, as in Python; ``__all__`` is not read (a name that is imported is nearly always
         meant to be used).  None when the module is not in the run."""
-        namespace = self.namespaces.get(module)
+        module, namespace = self._namespace(module)
         if namespace is None:
-            alias = self._module_aliases().get(module)
-            namespace = self.namespaces.get(alias) if alias else None
-            if namespace is None:
-                return None
-            module = alias
+            return None
         cached = self._exports.get(module)
         if cached is not None:
             return cached

@@ -129,7 +129,7 @@ def _model_size(a, name: str) -> bool:
 def _unpacked_value(a, name: str) -> ast.expr | None:
     """``x_len, pos_len = x.shape[1], pos_embed.shape[1]`` at the enclosing function's top level: the value
     unpacked into ``name``."""
-    function = next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    function = _enclosing_function(a)
     if function is None:
         return None
     for statement in function.body:
@@ -180,18 +180,17 @@ def _read_variation(a, read: ast.expr, depth: int) -> str:
     """One size read: VARIES or UNKNOWN."""
     if isinstance(read, ast.Name):
         return name_variation(a, read.id, depth)
+    tensor = _read_tensor(read)
     if isinstance(read, ast.Call) and isinstance(read.func, ast.Name):  # len(x): its rows
-        return dim_variation(a, read.args[0], 0, depth)
+        return dim_variation(a, tensor, 0, depth)
     if isinstance(read, ast.Call):  # x.size(k), x.numel()
-        tensor = read.func.value
         if read.func.attr in ("numel", "nelement"):
             return dim_variation(a, tensor, 0, depth)
         dim = read.args[0] if read.args else next((k.value for k in read.keywords if k.arg == "dim"), None)
         return dim_variation(a, tensor, _int(dim) if dim is not None else None, depth)
     if isinstance(read, ast.Subscript):  # x.shape[k], x.size()[k]
-        tensor = read.value.value if isinstance(read.value, ast.Attribute) else read.value.func.value
         return dim_variation(a, tensor, _int(read.slice), depth)
-    return dim_variation(a, read.value, None, depth)  # a whole x.shape
+    return dim_variation(a, tensor, None, depth)  # a whole x.shape
 
 
 def name_variation(a, name: str, depth: int = 0) -> str:
@@ -210,9 +209,13 @@ def name_variation(a, name: str, depth: int = 0) -> str:
     return UNKNOWN
 
 
+def _enclosing_function(a) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    return next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+
+
 def _unpacked_dim(a, name: str):
     """``b, c, h, w = x.shape`` (also ``x.size()``) at the enclosing function's top level: (x, position)."""
-    function = next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    function = _enclosing_function(a)
     if function is None:
         return None
     for statement in function.body:

@@ -765,26 +765,26 @@ class Analyzer:
                                                                 self._is_local_name)
         return masks
 
-    def _scope_sizes(self) -> frozenset[str]:
-        """Names the current function gives as sizes to shape methods (computed once per function)."""
+    def _scanned_names(self, attr: str, scan) -> frozenset[str]:
+        """``scan(text)`` of the current function's body, computed once per function and kept on its node
+        under ``attr`` (a file walked again in a later round rescans nothing)."""
         node = self.scope.node
         if node is None:
             return frozenset()
-        sizes = getattr(node, "_dynlint_sizes", None)
-        if sizes is None:
-            sizes = node._dynlint_sizes = _evidence.size_names(self._body_text(node))
-        return sizes
+        names = getattr(node, attr, None)
+        if names is None:
+            names = scan(self._body_text(node))
+            setattr(node, attr, names)
+        return names
+
+    def _scope_sizes(self) -> frozenset[str]:
+        """Names the current function gives as sizes to shape methods."""
+        return self._scanned_names("_dynlint_sizes", _evidence.size_names)
 
     def used_as_numpy(self, name: str) -> bool:
         """Whether the current function uses ``name`` the way only numpy arrays are used (``x.astype(...)``,
-        ``x.size`` as an attribute), computed once per function."""
-        node = self.scope.node
-        if node is None:
-            return False
-        names = getattr(node, "_dynlint_numpy", None)
-        if names is None:
-            names = node._dynlint_numpy = _evidence.numpy_names(self._body_text(node))
-        return name in names
+        ``x.size`` as an attribute)."""
+        return name in self._scanned_names("_dynlint_numpy", _evidence.numpy_names)
 
     def _aliases_here(self) -> dict[str, str]:
         aliases = self.aliases
