@@ -55,6 +55,15 @@ THIRD_PARTY_NMS = frozenset(
     + [f"detectron2.layers.{name}" for name in ("nms", "batched_nms", "nms_rotated", "batched_nms_rotated")]
 )
 DYNAMIC_FUNCTIONS.update({name: ("DYN105", _NMS_ADVICE) for name in THIRD_PARTY_NMS})
+#: flash-attn's unpadding helpers: ``nonzero`` on the flattened mask, then ``.item()`` on the longest length
+#: (measured on torch 2.13 with the same body: two graph breaks, "Dynamic shape operator" and "Tensor.item()")
+_UNPAD_ADVICE = ("keep the padded batch and pass the mask to the attention kernel (SDPA attn_mask), or unpad "
+                 "outside the compiled region")
+THIRD_PARTY_UNPAD = frozenset(
+    f"flash_attn.bert_padding.{name}" for name in ("unpad_input", "unpad_input_for_concatenated_sequences"))
+DYNAMIC_FUNCTIONS.update({name: ("DYN105", _UNPAD_ADVICE) for name in THIRD_PARTY_UNPAD})
+#: third-party functions a project may define (or vendor) itself: then its own body is checked instead
+THIRD_PARTY_DYNAMIC = THIRD_PARTY_NMS | THIRD_PARTY_UNPAD
 
 #: tensor method -> (code, what to do instead, tensor_specific)
 #: ``tensor_specific``: no common non-tensor type has this method, so an

@@ -15,8 +15,8 @@ def methods_of(code: str) -> frozenset[str]:
 
 
 def report_function(a, rule, node, qual: str) -> None:
-    if qual in ops.THIRD_PARTY_NMS and a.is_project(qual):
-        return  # the project's own multiclass_nms: its body is checked, and says where the shape goes dynamic
+    if qual in ops.THIRD_PARTY_DYNAMIC and a.is_project(qual):
+        return  # the project's own multiclass_nms (or unpad_input): its body is checked, and says where the shape goes dynamic
     _, advice = ops.DYNAMIC_FUNCTIONS[qual]
     short = qual.replace("torch.nn.functional.", "F.")
     a.report(rule, node, f"`{short}` has a data-dependent output shape; {advice}")
