@@ -201,6 +201,8 @@ DATA_TORCH_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_non
 MODULE_BASE_QUALNAMES = frozenset({
     "torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential",
     "torch.nn.ModuleList", "torch.nn.ModuleDict",
+    # MMEngine's model base (a BaseModule): every OpenMMLab detector, segmentor, editor (not pydantic's BaseModel)
+    "mmengine.model.BaseModel", "mmengine.model.base_model.BaseModel", "mmengine.model.base_model.base_model.BaseModel",
 })
 MODULE_BASE_SUFFIXES = ("PreTrainedModel", "LightningModule", "BaseModule", "ModelMixin")
 
@@ -396,6 +398,21 @@ ITERATING_BUILTINS = frozenset({"sum", "list", "tuple"})
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 #: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last)
 #: samplers that visit the dataset in order (an evaluation or prediction pass; by qualified-name suffix)
+#: whole words of a class's or module's name that say the code evaluates, tests or benchmarks a model (not
+#: substrings: ``retrieval`` and ``interval`` hold no ``val``)
+EVALUATION_NAME_WORDS = frozenset({
+    "val", "valid", "validation", "validate", "validator", "eval", "evaluate", "evaluation", "evaluator",
+    "evaluators", "test", "tests", "testing", "predict", "prediction", "predictor", "infer", "inference",
+    "benchmark", "benchmarks", "bench", "metric", "metrics", "pipeline", "pipelines",
+})
+_NAME_WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def name_words(name: str) -> list[str]:
+    """The lower-case words of a snake_case or CamelCase name (``ValDataSampler`` -> val, data, sampler)."""
+    return [word.lower() for word in _NAME_WORD_RE.findall(name)]
+
+
 SEQUENTIAL_SAMPLERS = ("data.SequentialSampler", "sampler.SequentialSampler", "InferenceSampler")
 DATALOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "collate_fn": 6, "drop_last": 8}
 
@@ -523,7 +540,8 @@ TWO_TENSOR_FUNCTIONS = frozenset(
 # --- where code runs -----------------------------------------------------------------------
 
 #: calls that mean "this is a training step" when a loop's body makes them
-TRAINING_STEP_METHODS = frozenset({"backward", "step"})  # loss.backward(), optimizer.step(), scaler.step(opt)
+#: (mmengine's `optim_wrapper.update_params(loss)` is the backward and the optimizer step in one call)
+TRAINING_STEP_METHODS = frozenset({"backward", "step", "update_params"})  # loss.backward(), optimizer.step(), scaler.step(opt)
 #: decorators/wrappers: the function is compiled / runs eagerly / is a GPU kernel, not PyTorch code
 COMPILE_DECORATORS = frozenset({"torch.compile", "torch._dynamo.optimize", "torch.jit.script"})
 COMPILED_WRAPPERS = frozenset({
@@ -580,7 +598,7 @@ TRAINING_STEP_HOOKS = frozenset({"on_train_batch_start", "on_train_batch_end", "
                                  "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad"})
 #: ...and as evaluation steps, eagerly, outside the training step (shared helpers they call that the
 #: training step calls too are training code through it)
-EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step"})
+EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step", "val_step"})  # val_step: MMEngine's
 #: framework event hooks of modules and callbacks (Lightning ``on_train_epoch_end``, ``on_validation_batch_end``,
 #: ``validation_epoch_end``...): called between steps, eagerly, on the host
 HOOK_PREFIXES = ("on_",)

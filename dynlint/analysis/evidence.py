@@ -45,6 +45,9 @@ _INVERT_RE = re.compile(rf"~\s*({_NAME})\b(?!\s*[.(\[])")
 _MASK_ARGUMENT_RE = re.compile(rf"\.\s*(?:masked_fill_?|masked_scatter_?|masked_select)\s*\(\s*(?:mask\s*=\s*)?({_NAME})\s*[,)]")
 _WHERE_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_NAME})\s*,[^,()]*,")
 _IDENTIFIER_RE = re.compile(_NAME)
+# x.size(0), x.size(-1), x.size(dim=1): a size asked for one dimension (numpy's and pandas' size is an
+# attribute; other classes' size() takes no dimension)
+_DIMENSION_SIZE_RE = re.compile(_NOT_AFTER + rf"({_NAME})\s*\.\s*size\s*\(\s*(?:-?\s*\d+\s*\)|dim\s*=)")
 # accelerator.backward(loss) / scaler.scale(loss).backward(): a method taking the loss tensor
 _ARGUMENT_METHOD_RE = re.compile(rf"\.\s*({_NAME})\s*\(\s*({_NAME})\s*(\)\s*\.\s*backward\s*\(|[,)])")
 
@@ -109,6 +112,8 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
                 found.add(name)  # env.bool("X", False) is no tensor cast
         elif member in attributes:
             found.add(name)
+    if "size" in text:
+        found.update(_DIMENSION_SIZE_RE.findall(text))
     if "backward" in text:
         for member, name, after in _ARGUMENT_METHOD_RE.findall(text):
             if member in ops.TENSOR_ARGUMENT_METHODS or (member in ops.SCALED_BACKWARD_METHODS and len(after) > 1):
@@ -207,7 +212,7 @@ _GOOGLE_RE = re.compile(rf"^\s*\**({_NAME})\s*\(([^)\n]{{1,120}})\)\s*:", re.M)
 _NUMPY_RE = re.compile(rf"^\s*({_NAME})\s+:\s+([^\n]{{1,120}})$", re.M)
 _SPHINX_TYPE_RE = re.compile(rf":type\s+({_NAME})\s*:\s*([^\n]{{1,120}})")
 _SPHINX_PARAM_RE = re.compile(rf":param\s+([^:\n]{{1,80}}?)\s+({_NAME})\s*:")
-_TENSOR_WORD_RE = re.compile(r"\b(?:torch\.)?(?:Float|Long|Bool|Int|Byte|Half|Double)?Tensor\b")
+_TENSOR_WORD_RE = re.compile(r"\b(?:torch\.)?(?:Float|Long|Bool|Int|Byte|Half|Double)?[Tt]ensor\b")
 _NOT_A_SINGLE_TENSOR_RE = re.compile(r"\b(?:list|List|tuple|Tuple|dict|Dict|Sequence|Iterable|ndarray|np\.|numpy|"
                                      r"array|str|int|float|bool|Module)\b|\[|\bor\b(?!\s*None)")
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from dynlint import ops
 from dynlint.analysis.modules import unique_aliases
-from dynlint.analysis.kinds import MASK, OBJ, SCALAR_TENSOR, TENSOR, TENSORISH
+from dynlint.analysis.kinds import MASK, OBJ, PY, SCALAR_TENSOR, TENSOR, TENSORISH
 
 # --- what a file produces -------------------------------------------------------------
 
@@ -84,10 +84,15 @@ class FileFacts:
     #: qualified name -> kind of a module-level type alias (nequip's ``Type = Dict[str, torch.Tensor]``):
     #: another module's annotation ``AtomicDataDict.Type`` means the same
     type_kinds: dict[str, object] = field(default_factory=dict)
+    #: attribute name -> kind of the fields the module's classes declare by annotation in their body
+    #: (``n_node: torch.Tensor`` in a NamedTuple or dataclass; ``PY`` for any other type, or for names
+    #: declared with different kinds): what an object of unknown class holds under that name
+    fields: dict[str, object] = field(default_factory=dict)
 
     def to_json(self) -> list:
         return [self.module, self.functions, self.classes, self.aliases, self.returns,
-                self.calls, self.attrs, self.roots, self.passthrough, self.tensor_params, self.type_kinds]
+                self.calls, self.attrs, self.roots, self.passthrough, self.tensor_params, self.type_kinds,
+                self.fields]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
@@ -95,11 +100,17 @@ class FileFacts:
         passthrough = data[8] if len(data) > 8 else {}
         tensor_params = data[9] if len(data) > 9 else {}
         type_kinds = data[10] if len(data) > 10 else {}
+        fields = data[11] if len(data) > 11 else {}
         return cls(module, {k: tuples(v) for k, v in functions.items()}, {k: tuples(v) for k, v in classes.items()},
                    aliases, {k: tuples(v) for k, v in returns.items()}, [tuples(c) for c in calls],
                    {k: {a: tuples(v) for a, v in d.items()} for k, d in attrs.items()}, [tuples(r) for r in roots],
                    {k: tuples(v) for k, v in passthrough.items()}, {k: tuples(v) for k, v in tensor_params.items()},
-                   {k: tuples(v) for k, v in type_kinds.items()})
+                   {k: tuples(v) for k, v in type_kinds.items()}, {k: tuples(v) for k, v in fields.items()})
+
+
+def join_field(known, kind):
+    """Two declarations of a field name: the same kind, else a plain value (no agreement)."""
+    return kind if known is None or known == kind else PY
 
 
 def tuples(value):
@@ -177,6 +188,7 @@ class ProjectFacts:
         self.tensor_params: dict[str, tuple] = {}
         self.type_kinds: dict[str, object] = {}
         self.attrs: dict[str, dict] = {}
+        self.fields: dict[str, object] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.files: list[FileFacts] = list(files)
         #: relpath -> module name of the files of the run that solved this table
@@ -195,6 +207,8 @@ class ProjectFacts:
                 merged = self.attrs.setdefault(class_id, {})
                 for name, kind in attrs.items():
                     merged[name] = kind if merged.get(name, kind) == kind else None
+            for name, kind in facts.fields.items():
+                self.fields[name] = join_field(self.fields.get(name), kind)
         for defined in list(self.functions) + list(self.classes):
             module, _, name = defined.rpartition(".")
             if module in self.namespaces and "." not in name:
@@ -249,6 +263,10 @@ class ProjectFacts:
           one of its parameters (``default(val, d)``), else None;
         * ``("typekind", qualname)``: the kind a project type alias stands for (through re-exports), else
           None.
+        * ``("field", name)``: the tensor kind of the attribute ``name`` when the project's classes that
+          declare a field of that name (a NamedTuple's or dataclass's ``n_node: torch.Tensor``) all declare
+          a tensor and no class stores anything else under it, else None: ``batch.n_node`` of an object
+          whose class the call graph does not know is then maybe that tensor.
         """
         answers = self._answers
         if key in answers:
@@ -299,6 +317,8 @@ class ProjectFacts:
             return self.alias_target(key[1])
         if kind == "typekind":
             return self.type_kind(key[1])
+        if kind == "field":
+            return self.field_kind(key[1])
         raise KeyError(key)
 
     # ---------------------------------------------------------------- names
@@ -376,6 +396,16 @@ class ProjectFacts:
                 return None
             qualname = target
         return None
+
+    def field_kind(self, name: str):
+        declared = self.fields.get(name)
+        if declared not in TENSORISH:
+            return None
+        for attrs in self.attrs.values():
+            stored = attrs.get(name)
+            if stored is not None and stored not in TENSORISH:
+                return None  # a submodule or a project object under that name in some class
+        return declared
 
     def alias_target(self, qualname: str) -> str | None:
         """The name outside the project that a project name stands for, through the modules that import

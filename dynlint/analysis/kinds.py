@@ -126,6 +126,8 @@ def combine_binop(left, right, op: ast.operator):
     kinds = (left, right)
     if MASK in kinds and isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and all(k in (MASK, SCALAR_TENSOR, PY) for k in kinds):
         return MASK
+    if left == MASK and right == MASK and isinstance(op, ast.Mult):
+        return MASK  # bool * bool is bool in torch: `mask * (p == True)` (vit-pytorch's MPP)
     if TENSOR in kinds or MASK in kinds:
         return TENSOR
     if SCALAR_TENSOR in kinds:

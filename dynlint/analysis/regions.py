@@ -7,7 +7,8 @@
   there (``Fn.apply(x)``), and
   callables given to an ``nn.Module``'s constructor (its forward runs them);
 * ``training`` — the training step: the body of a loop that itself calls
-  ``backward()`` or steps an optimizer (not an epoch loop around it), a function
+  ``backward()`` or steps an optimizer (MMEngine's ``update_params`` does both;
+  not an epoch loop around it), a function
   that does so itself outside any loop of its own, what they call (a host sync
   there stalls Gaudi/XLA lazy mode each step) except plotting and evaluation modules,
   Lightning's ``training_step`` and the per-step hooks its fit loop calls inside the step
@@ -26,7 +27,7 @@
   and the like, code that runs a model from outside its forward (a value named
   like a model: ``model``/``net``/``unet``/``*_model``...) and every method of a
   class (not an ``nn.Module``) that does, with its subclasses (pipelines,
-  predictors, validators, trainers), Lightning's evaluation steps, module
+  predictors, validators, trainers), Lightning's and MMEngine's evaluation steps, module
   evaluation methods (``test``, ``evaluate``, ``inference``, ``infer``), ``generate`` methods of any class
   (decoding loops) and hooks (``on_*``, ``*_epoch_end``),
   ``*Callback`` classes, ``fit`` methods, ``plot*``/``visualize*`` functions, code that moves tensors

@@ -32,7 +32,7 @@ from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
     CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, NO_GRAD, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
     ROOT_TO_HOST, ROOT_TRAIN, TRAIN,
-    Consumed, FileFacts, ProjectFacts, is_module_base, ref_function, ref_method, ref_module_call, ref_named,
+    Consumed, FileFacts, ProjectFacts, is_module_base, join_field, ref_function, ref_method, ref_module_call, ref_named,
 )
 from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
     DATA, DATA_DERIVED, DICT, DISTRIBUTION, MASK, MODULE, NDARRAY, NOT_TENSOR, OBJ, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH,
@@ -291,6 +291,8 @@ class Analyzer:
             facts.passthrough.update(produced.passthrough)
             facts.tensor_params.update(produced.tensor_params)
             facts.type_kinds.update(produced.type_kinds)
+            for name, kind in produced.fields.items():
+                facts.fields[name] = join_field(facts.fields.get(name), kind)
             facts.calls.extend(produced.calls)
             facts.roots.extend(produced.roots)
             for class_id, attrs in produced.attrs.items():
@@ -548,6 +550,11 @@ class Analyzer:
         if isinstance(target, ast.Name):
             scope = self.scope
             name = target.id
+            if scope is self.module_scope and name in self.aliases and _is_constant_none(value) \
+                    and any(type(node) is ast.ExceptHandler for node in self.stack):
+                # `try: from flash_attn.bert_padding import unpad_input / except ImportError: unpad_input = None`:
+                # the fallback of an optional import; where the name is called, it is the import
+                return
             if self._narrowed_items:
                 # `y = (...)` inside `if isinstance(y[0], tuple):` — what the test said of y[0] no longer holds
                 stale = [key for key in self._narrowed_items if key[0] == name]
@@ -894,8 +901,8 @@ class Analyzer:
                 return any(self.uncertain(a) for a in node.args)
             self.kind(node)
             return id(node) in self._maybe_calls
-        if t is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
-            self.kind(node)
+        if t is ast.Attribute and type(node.value) is ast.Name:
+            self.kind(node)  # `self.mask` set to None elsewhere; `batch.n_node` of an unknown object
             return id(node) in self._maybe_calls
         return False
 
@@ -1063,7 +1070,7 @@ class Analyzer:
                 return PY
             if attr in ops.TENSOR_ATTRIBUTES:
                 return MASK if base == MASK and attr in ("T", "mT") else TENSOR
-            return None
+            return self._declared_field(node) if self.uncertain(value) else None
         if base == NDARRAY:
             return PY if attr in ("shape", "ndim", "dtype", "size") else NDARRAY if attr in ("T", "real", "imag") else None
         if base == SIZE:
@@ -1071,7 +1078,19 @@ class Analyzer:
         owner = obj_class(base)
         if owner is not None:
             return self.ask(("attr", owner, attr))
-        return None
+        return self._declared_field(node) if base is None else None
+
+    def _declared_field(self, node: ast.Attribute):
+        """``batch.n_node`` of an object the analysis does not know (an unannotated parameter, or one only
+        presumed a tensor and read an attribute no tensor has): maybe the tensor that the project's
+        classes declare under that name (orb's ``AtomGraphs.n_node: torch.Tensor``)."""
+        value = node.value
+        if type(value) is not ast.Name or value.id in ("self", "cls"):
+            return None
+        found = self.ask(("field", node.attr))
+        if found in TENSORISH:
+            self._maybe_calls.add(id(node))
+        return found
 
     def _self_is_instance(self) -> bool:
         """``self`` names the instance: we are in a method of the innermost class (not a nested def)."""
@@ -1647,10 +1666,11 @@ class Analyzer:
                     kind = (DICT, TENSOR)  # boltz's feats: torch.bmm(feats["atom_to_token"], ...)
                 if kind in (None, TENSOR) and name in self._scope_masks():
                     kind, maybe = MASK, False
-                if kind is None and annotation is None:
+                if annotation is None and (kind is None or (maybe and kind in TENSORISH)):
                     if documented is None:
                         documented = _evidence.documented_types(ast.get_docstring(node, clean=False) or "")
-                    kind = documented.get(name)  # "x (torch.Tensor): ..." in the docstring
+                    if name in documented:  # "x (torch.Tensor): ..." in the docstring: confirms a maybe too
+                        kind, maybe = documented[name], False
                 if kind is None and is_forward and annotation is None:
                     if default is None or _is_constant_none(default):
                         kind, maybe = TENSOR, True  # forward(self, x, mask=None): most likely tensors
@@ -1992,6 +2012,11 @@ class Analyzer:
             # a dataclass-style field (`loss: Optional[torch.FloatTensor] = None`, ModelOutput): what
             # instances hold
             self._set_self_attr(self.classes[-1], node.target.id, kind)
+        if self.classes and self.function_depth == 0 and isinstance(node.target, ast.Name) \
+                and self.scope.id == self.classes[-1].id:
+            # what any object holds under this name, as far as the project's declarations agree
+            field_kind = kind if kind in TENSORISH else PY
+            self.produced.fields[node.target.id] = join_field(self.produced.fields.get(node.target.id), field_kind)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
@@ -2074,7 +2099,7 @@ class Analyzer:
     def _is_training_loop(self, loop) -> bool:
         # the words are in the loop's text before its tree is searched (most loops have neither)
         text = "\n".join(self.lines[loop.lineno - 1:loop.end_lineno or loop.lineno])
-        if ("backward" in text or ".step(" in text) and _is_training_loop(loop):
+        if _mentions_a_step(text) and _is_training_loop(loop):
             return True
         return "(" in text and self._calls_a_step_function(loop)
 
@@ -2097,7 +2122,7 @@ class Analyzer:
         if names is None:
             found = set()
             text = "\n".join(self.lines)
-            if "backward" in text or ".step(" in text:
+            if _mentions_a_step(text):
                 found = {node.name for node in ast.walk(self.tree)
                          if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and self._is_training_loop(node)}
             names = self._steppers = frozenset(found)
@@ -3151,6 +3176,11 @@ def _is_constant_none(node) -> bool:
 _CALLABLE_ARGS = (ast.Lambda, ast.Name, ast.Attribute)
 
 
+def _mentions_a_step(text: str) -> bool:
+    """The words of a training step's calls are in the text (before its tree is searched)."""
+    return "backward" in text or ".step(" in text or "update_params" in text
+
+
 def _is_training_loop(loop) -> bool:
     """The loop's (or function's) body (not nested functions, not nested loops) calls ``.backward()``
     or steps an optimizer.  An epoch loop around the loop over batches is not the step: what it does once an
@@ -3165,8 +3195,8 @@ def _is_training_loop(loop) -> bool:
         if t is ast.Call and type(node.func) is ast.Attribute:
             method = node.func.attr
             if method in ops.TRAINING_STEP_METHODS:
-                if method != "step":
-                    return True
+                if method == "backward":
+                    return True  # (step and update_params: of an optimizer, not a scheduler or a logger)
                 receiver = _chain_root(node.func.value).lower() + "." + (
                     node.func.value.attr.lower() if isinstance(node.func.value, ast.Attribute) else "")
                 if any(hint in receiver for hint in ops.OPTIMIZER_NAME_HINTS):
@@ -3229,7 +3259,7 @@ def _tensor_method_kind(receiver, method: str, node: ast.Call, asks_for_bool: bo
         return MASK if node.args or node.keywords else SCALAR_TENSOR
     if method in ops.FULL_REDUCTIONS and not node.args and not has_keyword(node, "dim", "axis"):
         return SCALAR_TENSOR
-    if receiver == MASK and method in ops.MASK_PRESERVING_METHODS:
+    if receiver == MASK and (method in ops.MASK_PRESERVING_METHODS or (method == "to" and _device_only(node))):
         return MASK
     if receiver == SCALAR_TENSOR and method in ops.MASK_PRESERVING_METHODS:
         return SCALAR_TENSOR
@@ -3239,6 +3269,15 @@ def _tensor_method_kind(receiver, method: str, node: ast.Call, asks_for_bool: bo
                   "exp", "log", "sqrt", "sigmoid", "relu", "clamp", "detach", "clone", "cpu", "cuda"):
         return SCALAR_TENSOR if receiver == SCALAR_TENSOR else TENSOR
     return TENSOR
+
+
+def _device_only(node: ast.Call) -> bool:
+    """``.to(mask.device)``, ``.to("cuda")``, ``.to(device, non_blocking=True)``: a move, no dtype given."""
+    for arg in node.args:
+        if not ((type(arg) is ast.Attribute and arg.attr == "device") or (type(arg) is ast.Name and "device" in arg.id)
+                or (type(arg) is ast.Constant and type(arg.value) is str)):
+            return False
+    return bool(node.args or node.keywords) and all(k.arg in ("device", "non_blocking", "copy") for k in node.keywords)
 
 
 def _iteration_kind(kind):

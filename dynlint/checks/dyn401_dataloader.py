@@ -91,7 +91,7 @@ def _purpose(a, node: ast.Call) -> str | None:
     sampler = argument(node, ops.DATALOADER_POSITIONS["sampler"], "sampler")
     if type(sampler) is ast.Call and (a.qualname(sampler.func) or "").endswith(ops.SEQUENTIAL_SAMPLERS):
         return "evaluation"  # in order, once: rfdetr's predict loader over the validation set
-    if (shuffle is not None and not is_constant(shuffle, False)) or (sampler is not None and not is_constant(sampler, None)):
+    if shuffle is not None and not is_constant(shuffle, False):
         return "training"
     names = [a.scope.name]
     for parent in reversed(a.stack):
@@ -100,9 +100,21 @@ def _purpose(a, node: ast.Call) -> str | None:
             break
         if isinstance(parent, ast.stmt):
             break
-    if shuffle is not None or any(word in name.lower() for name in names if name for word in _EVALUATION_WORDS):
+    if any(word in name.lower() for name in names if name for word in _EVALUATION_WORDS) \
+            or _evaluation_code(a, names):
+        # also with a sampler: a metric's index subset, a DistributedSampler that splits the validation set
         return "evaluation"
-    return None
+    if sampler is not None and not is_constant(sampler, None):
+        return "training"
+    return "evaluation" if shuffle is not None else None
+
+
+def _evaluation_code(a, names: list) -> bool:
+    """The loader is built in a function, class or module, or assigned to a name, with a word for evaluation
+    in its name (mmagic's ``evaluation/metrics/base_gen_metric.py``, ``class ValDataSampler``,
+    ``metric_dataloader``, a ``benchmark.py`` script)."""
+    parts = [name for name in names if name] + [info.name for info in a.classes if info.name] + a.module.split(".")
+    return any(word in ops.EVALUATION_NAME_WORDS for part in parts for word in ops.name_words(part))
 
 
 def _built_for_evaluation(a, node: ast.Call) -> bool:
