@@ -38,6 +38,8 @@ def size_branch(a, test, body) -> str | None:
         return None  # `if max_len is None:` with max_len = y.size(1): an identity test never reads the size
     if _against_configuration(test):
         return None  # `x.size(-1) == self.hidden_size`: a model's fixed sizes checked against its settings
+    if _layout_equality(test):
+        return None  # `labels.shape == (batch_size,)`, `out.size() != residual.size()`: which layout, not how big
     if _decided_by_specialization(a, test):
         return None  # `x.numel() == 0`, `len(x) > 1`: sizes 0 and 1 are specialized anyway
     if not a.reads_tensor_size(test):
@@ -74,6 +76,33 @@ def _against_configuration(test: ast.expr) -> bool:
             if isinstance(inner, ast.Attribute) and isinstance(root, ast.Name) and root.id in ("self", "config", "cfg"):
                 return True
     return False
+
+
+def _layout_equality(test: ast.expr) -> bool:
+    """Only equality tests of whole shapes (``x.shape``, ``x.size()``, a slice ``x.shape[2:]``) against each
+    other or a tuple: a check of which layout the caller passed (1-D or 2-D labels, pixel or patch masks) or
+    that two tensors agree; both sides follow the same inputs, so the outcome does not flip as sizes vary."""
+    comparisons = [test] if isinstance(test, ast.Compare) else \
+        [v for v in test.values if isinstance(v, ast.Compare)] if isinstance(test, ast.BoolOp) else []
+    if not comparisons or (isinstance(test, ast.BoolOp) and len(comparisons) != len(test.values)):
+        return False
+    for comparison in comparisons:
+        if not all(isinstance(op, (ast.Eq, ast.NotEq)) for op in comparison.ops):
+            return False
+        sides = [comparison.left, *comparison.comparators]
+        if not any(_whole_shape(side) for side in sides) or \
+                not all(_whole_shape(side) or isinstance(side, (ast.Tuple, ast.List)) for side in sides):
+            return False
+    return True
+
+
+def _whole_shape(node: ast.expr) -> bool:
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        node = node.value  # x.shape[2:]
+    if isinstance(node, ast.Attribute):
+        return node.attr == "shape"
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+        and not node.args and not node.keywords
 
 
 # (operator, constant) pairs whose outcome is the same for every size >= 2: torch.compile specializes
