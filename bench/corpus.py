@@ -275,6 +275,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("facexlib", "0.3.0", "held-out", "face analysis: RetinaFace detection with priors and NMS, landmark alignment, parsing, matting"),
     Package("chgnet", "0.4.2", "held-out", "crystal graph neural network potential: atom/bond/angle graphs, interaction blocks, MD wrappers"),
     Package("torchcrepe", "0.0.24", "held-out", "pitch estimation: CREPE model, Viterbi decoding, periodicity thresholds, filters"),
+    # added on 2026-11-27 (tenth session, after the nineteenth set's measurement), before dynlint was ever run on
+    # them: a twentieth held-out set (hazards picked; measured by a later session)
+    Package("basicsr", "1.3.3.3", "held-out", "image/video restoration: ESRGAN/EDVR/BasicVSR/SwinIR architectures, losses, degradations, SR models"),
+    Package("cellpose", "4.2.1.1", "held-out", "cell segmentation: flow-field network, flow dynamics and mask reconstruction, denoising, training"),
+    Package("deepforest", "2.1.0", "held-out", "tree crown detection: torchvision RetinaNet/Faster R-CNN on Lightning, predictions, evaluation"),
+    Package("kraken", "7.1.1", "held-out", "OCR and handwriting recognition: VGSL networks, CTC decoding, baseline segmentation, training"),
+    Package("neuraloperator", "2.0.0", "held-out", "neural operators: FNO/TFNO/UNO spectral convolutions, GINO, integral transforms, losses, trainer"),
+    Package("torchxrayvision", "1.5.7", "held-out", "chest X-ray models: DenseNet/ResNet classifiers, autoencoders, segmentation, datasets"),
 )
 
 GROUPS = ("dev", "held-out")
