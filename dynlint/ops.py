@@ -206,6 +206,12 @@ MODULE_BASE_QUALNAMES = frozenset({
 })
 MODULE_BASE_SUFFIXES = ("PreTrainedModel", "LightningModule", "BaseModule", "ModelMixin")
 
+#: nn.Module methods that return the module itself (moves, casts, mode switches)
+MODULE_SELF_METHODS = frozenset({
+    "to", "cpu", "cuda", "xpu", "float", "half", "double", "bfloat16", "type", "train", "eval", "requires_grad_",
+    "apply", "to_empty", "share_memory", "zero_grad_",
+})
+
 #: base classes of custom autograd functions: ``F.apply(x)`` runs ``F.forward(ctx, x)`` where it is called, and
 #: ``F.backward(ctx, grad)`` in the same step's backward pass
 AUTOGRAD_FUNCTION_BASES = frozenset({

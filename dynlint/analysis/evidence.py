@@ -220,8 +220,10 @@ _NOT_A_SINGLE_TENSOR_RE = re.compile(r"\b(?:list|List|tuple|Tuple|dict|Dict|Sequ
 def documented_types(docstring: str) -> dict[str, str]:
     """Parameters a docstring documents as tensors: ``{name: "tensor"}`` (or ``"mask"`` for a
     boolean tensor).  A type that could be something else too (``Tensor or ndarray``,
-    ``list[Tensor]``, ``Tensor | int``) does not count; ``Tensor, optional`` does."""
-    if not docstring or "ensor" not in docstring:
+    ``list[Tensor]``, ``Tensor | int``) does not count; ``Tensor, optional`` does.  A parameter
+    documented as a plain Python number, flag or string and nothing else (``trunc_size (int)``,
+    ``scale (float, optional)``) is ``"py"``."""
+    if not docstring or ("ensor" not in docstring and not _SCALAR_TYPE_HINT_RE.search(docstring)):
         return {}
     found: dict[str, str] = {}
     pairs = _GOOGLE_RE.findall(docstring) + _NUMPY_RE.findall(docstring) + _SPHINX_TYPE_RE.findall(docstring)
@@ -230,4 +232,11 @@ def documented_types(docstring: str) -> dict[str, str]:
         text = text.replace(", optional", "").replace(" or None", "").replace("Optional", "").strip()
         if _TENSOR_WORD_RE.search(text) and not _NOT_A_SINGLE_TENSOR_RE.search(text):
             found.setdefault(name, "mask" if "BoolTensor" in text or "bool" in text.lower().split() else "tensor")
+        elif _SCALAR_TYPE_RE.fullmatch(text):
+            found.setdefault(name, "py")
     return found
+
+
+#: a whole documented type that is one plain Python scalar: ``int``, ``float``, ``bool``, ``str``, ``[int]``
+_SCALAR_TYPE_RE = re.compile(r"\[?(?:int|float|bool|str|integer|number)\]?")
+_SCALAR_TYPE_HINT_RE = re.compile(r"\((?:int|float|bool|str)\b|:\s*(?:int|float|bool|str)\s*$", re.M)

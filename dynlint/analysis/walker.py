@@ -1139,12 +1139,14 @@ class Analyzer:
                 if returned is None and is_module(receiver) and method in ("forward", "__call__"):
                     self._maybe_calls.add(id(node))
                     return TENSOR
+                if returned is None and is_module(receiver):
+                    return _module_method_kind(receiver, method)
                 return returned
             if receiver == MODULE:
                 if method in ("forward", "__call__"):
                     self._maybe_calls.add(id(node))
                     return TENSOR
-                return None
+                return _module_method_kind(receiver, method)
             if receiver == SIZE:
                 return SIZE if method in ("numel", "index", "count") else None
             if type(receiver) is tuple and receiver[0] == DICT:
@@ -1816,6 +1818,8 @@ class Analyzer:
             return PY
         if qual in ("numpy.ndarray", "numpy.typing.NDArray"):
             return NDARRAY
+        if container is None and not self._is_project(qual) and is_module_base(qual):
+            return MODULE  # `model: torch.nn.Module`
         if container is None and self._is_project(qual):
             # a project class: an instance of it (calling one that is an nn.Module runs its forward)
             answer = self.ask(("call", qual))
@@ -3269,6 +3273,16 @@ def _tensor_method_kind(receiver, method: str, node: ast.Call, asks_for_bool: bo
                   "exp", "log", "sqrt", "sigmoid", "relu", "clamp", "detach", "clone", "cpu", "cuda"):
         return SCALAR_TENSOR if receiver == SCALAR_TENSOR else TENSOR
     return TENSOR
+
+
+def _module_method_kind(module, method: str):
+    """What an ``nn.Module``'s own methods give: the module itself from the in-place moves and mode switches
+    (``model.to("cpu")``, ``model.eval()``), a dict of tensors from ``state_dict()``."""
+    if method in ops.MODULE_SELF_METHODS:
+        return module
+    if method == "state_dict":
+        return (DICT, TENSOR)
+    return None
 
 
 def _device_only(node: ast.Call) -> bool:

@@ -91,15 +91,19 @@ def _purpose(a, node: ast.Call) -> str | None:
     sampler = argument(node, ops.DATALOADER_POSITIONS["sampler"], "sampler")
     if type(sampler) is ast.Call and (a.qualname(sampler.func) or "").endswith(ops.SEQUENTIAL_SAMPLERS):
         return "evaluation"  # in order, once: rfdetr's predict loader over the validation set
-    if shuffle is not None and not is_constant(shuffle, False):
-        return "training"
     names = [a.scope.name]
+    targets = []
     for parent in reversed(a.stack):
         if isinstance(parent, ast.Assign):
-            names.extend(_target_name(target) for target in parent.targets)
+            targets = [_target_name(target) for target in parent.targets]
             break
         if isinstance(parent, ast.stmt):
             break
+    if any(_named_for_evaluation(name) for name in targets):
+        return "evaluation"  # `val_loader = DataLoader(..., shuffle=True)` (chgnet): it feeds validation all the same
+    if shuffle is not None and not is_constant(shuffle, False):
+        return "training"
+    names.extend(targets)
     if any(word in name.lower() for name in names if name for word in _EVALUATION_WORDS) \
             or _evaluation_code(a, names):
         # also with a sampler: a metric's index subset, a DistributedSampler that splits the validation set
@@ -107,6 +111,13 @@ def _purpose(a, node: ast.Call) -> str | None:
     if sampler is not None and not is_constant(sampler, None):
         return "training"
     return "evaluation" if shuffle is not None else None
+
+
+def _named_for_evaluation(name: str) -> bool:
+    """A name with a word for evaluation and none for training (``val_loader``, ``test_dl``; not
+    ``train_val_loader``)."""
+    words = ops.name_words(name)
+    return "train" not in words and not ops.EVALUATION_NAME_WORDS.isdisjoint(words)
 
 
 def _evaluation_code(a, names: list) -> bool:
