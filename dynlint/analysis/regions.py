@@ -8,7 +8,7 @@
   callables given to an ``nn.Module``'s constructor (its forward runs them);
 * ``training`` — the training step: the body of a loop that itself calls
   ``backward()`` or steps an optimizer (MMEngine's ``update_params`` does both;
-  not an epoch loop around it), a function
+  not an epoch loop around it, nor a loop in a test suite), a function
   that does so itself outside any loop of its own, what they call (a host sync
   there stalls Gaudi/XLA lazy mode each step) except plotting and evaluation modules,
   Lightning's ``training_step`` and the per-step hooks its fit loop calls inside the step

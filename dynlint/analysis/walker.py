@@ -126,6 +126,7 @@ class Analyzer:
         self.table = facts
         self.consumed = Consumed(facts)
         self.produced = FileFacts(self.module)
+        self._in_tests = any(ops.is_test_module_part(part) for part in self.module.split("."))
         # first components of the project's module names: calls into them are worth recording
         self.project_roots = project_roots | {self.module.split(".", 1)[0]}
         self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object
@@ -2101,6 +2102,8 @@ class Analyzer:
     visit_AsyncFor = visit_For
 
     def _is_training_loop(self, loop) -> bool:
+        if self._in_tests:
+            return False  # a test that trains a few steps checks the code; it is no user's training step
         # the words are in the loop's text before its tree is searched (most loops have neither)
         text = "\n".join(self.lines[loop.lineno - 1:loop.end_lineno or loop.lineno])
         if _mentions_a_step(text) and _is_training_loop(loop):
