@@ -285,6 +285,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("kraken", "7.1.1", "held-out", "OCR and handwriting recognition: VGSL networks, CTC decoding, baseline segmentation, training"),
     Package("neuraloperator", "2.0.0", "held-out", "neural operators: FNO/TFNO/UNO spectral convolutions, GINO, integral transforms, losses, trainer"),
     Package("torchxrayvision", "1.5.7", "held-out", "chest X-ray models: DenseNet/ResNet classifiers, autoencoders, segmentation, datasets"),
+    # added on 2026-11-27 (tenth session, after the twentieth set's measurement began), before dynlint was ever run
+    # on them: a twenty-first held-out set (hazards picked; measured by a later session)
+    Package("sevenn", "0.13.0", "held-out", "equivariant interatomic potentials: SevenNet convolutions, graph building, force/stress heads, training"),
+    Package("mosaicml", "0.32.1", "held-out", "Composer training library: speed-up algorithms (mixup, label smoothing, SAM...), trainer, metrics, loggers"),
+    Package("salesforce-lavis", "1.0.2", "held-out", "vision-language models: BLIP/BLIP-2/ALBEF/CLIP, Q-Former, captioning and retrieval heads, runners"),
+    Package("rl-games", "1.6.5", "held-out", "reinforcement learning: PPO/SAC agents, A2C losses, experience buffers, running mean/std, players"),
+    Package("torchrec", "1.9.2", "held-out", "recommender systems at scale: embedding bags, jagged/keyed tensors, DLRM/DeepFM modules, sharding"),
+    Package("gfpgan", "1.3.8", "held-out", "face restoration: GFPGAN StyleGAN2-based generator, facial component discriminators, restorer"),
 )
 
 GROUPS = ("dev", "held-out")
