@@ -640,7 +640,8 @@ HOST_FUNCTION_PREFIXES = ("plot", "visualize", "visualise", "_plot", "_visualize
 #: ``dump_pre_step_gradients``, ``_format_payload_debug``, ``_print_scheduler_debug``): host code unless compiled or
 #: training code reaches it.  Not ``metrics``: nerfstudio's training step runs its models' ``get_metrics_dict`` (and
 #: losses in it)
-HOST_FUNCTION_WORDS = frozenset({"export", "onnx", "load", "save", "colormap", "colormaps", "dump", "debug", "print"})
+HOST_FUNCTION_WORDS = frozenset({"export", "onnx", "load", "save", "serialize", "deserialize", "colormap", "colormaps",
+                                 "dump", "debug", "print"})  # serialize: kraken's layers' CoreML export
 #: name endings of classes (not nn.Modules) that run a model for inference: every method is host code
 #: unless compiled or training code reaches it (chronos' ``BaseChronosPipeline``, whisper's
 #: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``),
