@@ -753,6 +753,11 @@ def is_test_module_part(part: str) -> bool:
     return part in TEST_MODULE_PARTS or part.startswith("test_") or part.endswith("_test")
 
 
+def is_test_module(module: str) -> bool:
+    """A module of a test suite: a component of its dotted name says so."""
+    return any(is_test_module_part(part) for part in module.split("."))
+
+
 #: module-path components of code that runs on the host: tests, metrics, plotting, datasets/data
 #: pipelines, export (an unknown function there is host code; reached from a forward it is compiled)
 HOST_MODULE_PARTS = frozenset({

@@ -126,7 +126,7 @@ class Analyzer:
         self.table = facts
         self.consumed = Consumed(facts)
         self.produced = FileFacts(self.module)
-        self._in_tests = any(ops.is_test_module_part(part) for part in self.module.split("."))
+        self._in_tests = ops.is_test_module(self.module)
         # first components of the project's module names: calls into them are worth recording
         self.project_roots = project_roots | {self.module.split(".", 1)[0]}
         self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object

@@ -27,7 +27,7 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
     drop_last = argument(node, positions["drop_last"], "drop_last")
     if drop_last is not None and not is_constant(drop_last, False):
         return
-    if _in_tests(a.module):
+    if ops.is_test_module(a.module):
         return  # a test's loader feeds a test, not a compiled training run
     if _iterable_dataset(a, argument(node, positions["dataset"], "dataset")):
         return  # batches of what an iterator yields (an experience source, a stream): no last batch to drop
@@ -74,11 +74,6 @@ def _iterable_dataset(a, dataset) -> bool:
         return False
     bases = a.ask(("bases", owner))
     return bool(bases) and not ops.ITERABLE_DATASET_BASES.isdisjoint(bases)
-
-
-def _in_tests(module: str) -> bool:
-    """A module of a test suite (the same test as the regions' host modules)."""
-    return any(ops.is_test_module_part(part) for part in module.split("."))
 
 
 _EVALUATION_WORDS = ("val", "eval", "test", "predict", "infer", "inference", "pipeline")
