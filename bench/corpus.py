@@ -295,6 +295,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("rl-games", "1.6.5", "held-out", "reinforcement learning: PPO/SAC agents, A2C losses, experience buffers, running mean/std, players"),
     Package("torchrec", "1.9.2", "held-out", "recommender systems at scale: embedding bags, jagged/keyed tensors, DLRM/DeepFM modules, sharding"),
     Package("gfpgan", "1.3.8", "held-out", "face restoration: GFPGAN StyleGAN2-based generator, facial component discriminators, restorer"),
+    # added on 2026-11-27 (tenth session, at its end, while the twenty-first set was being measured), before
+    # dynlint was ever run on them: a twenty-second held-out set (hazards picked; measured by a later session)
+    Package("captum", "0.9.0", "held-out", "model interpretability: integrated gradients, DeepLift, occlusion, layer/neuron attributions, TCAV"),
+    Package("torchattacks", "3.5.1", "held-out", "adversarial attacks: PGD, CW, AutoAttack, DeepFool, Square, FAB, multi-attack wrappers"),
+    Package("mattersim", "1.2.3", "held-out", "materials simulation: M3GNet/Graphormer potentials, graph conversion, ASE calculators, fine-tuning"),
+    Package("sample-factory", "2.1.1", "held-out", "asynchronous RL: APPO learner, actor-critic models, rollout workers, batching, V-trace"),
+    Package("vocos", "0.1.0", "held-out", "neural vocoder: ConvNeXt backbone, ISTFT/MDCT heads, EnCodec feature extractor, discriminators"),
+    Package("realesrgan", "0.3.0", "held-out", "image super-resolution: Real-ESRGAN model, degradation pipeline, tiled inference, SRVGG"),
 )
 
 GROUPS = ("dev", "held-out")
