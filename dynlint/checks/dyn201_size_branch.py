@@ -137,8 +137,15 @@ def _decided(a, node: ast.expr):
         if _direct_size(a, right):
             left, right, op = right, left, _FLIPPED.get(op)
         if _direct_size(a, left):
+            if _negative_int(right):
+                return True  # `x.shape[0] == -1`: a size is never negative, the outcome never changes
             return isinstance(right, ast.Constant) and type(right.value) is int and right.value in _DECIDED.get(op, ())
     return False if a.reads_tensor_size(node) else None
+
+
+def _negative_int(node: ast.expr) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+        and type(node.operand.value) is int and node.operand.value > 0
 
 
 def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
