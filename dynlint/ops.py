@@ -404,6 +404,8 @@ ITERATING_BUILTINS = frozenset({"sum", "list", "tuple"})
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 #: DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last)
 #: samplers that visit the dataset in order (an evaluation or prediction pass; by qualified-name suffix)
+SEQUENTIAL_SAMPLERS = ("data.SequentialSampler", "sampler.SequentialSampler", "InferenceSampler")
+DATALOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "collate_fn": 6, "drop_last": 8}
 #: whole words of a class's or module's name that say the code evaluates, tests or benchmarks a model (not
 #: substrings: ``retrieval`` and ``interval`` hold no ``val``)
 EVALUATION_NAME_WORDS = frozenset({
@@ -418,9 +420,6 @@ def name_words(name: str) -> list[str]:
     """The lower-case words of a snake_case or CamelCase name (``ValDataSampler`` -> val, data, sampler)."""
     return [word.lower() for word in _NAME_WORD_RE.findall(name)]
 
-
-SEQUENTIAL_SAMPLERS = ("data.SequentialSampler", "sampler.SequentialSampler", "InferenceSampler")
-DATALOADER_POSITIONS = {"dataset": 0, "batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "collate_fn": 6, "drop_last": 8}
 
 PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 PADDING_COLLATORS = frozenset({
@@ -548,6 +547,8 @@ TWO_TENSOR_FUNCTIONS = frozenset(
 #: calls that mean "this is a training step" when a loop's body makes them
 #: (mmengine's `optim_wrapper.update_params(loss)` is the backward and the optimizer step in one call)
 TRAINING_STEP_METHODS = frozenset({"backward", "step", "update_params"})  # loss.backward(), optimizer.step(), scaler.step(opt)
+#: text one of those calls always holds: a loop's source is searched for these before its tree is
+TRAINING_STEP_WORDS = ("backward", ".step(", "update_params")
 #: decorators/wrappers: the function is compiled / runs eagerly / is a GPU kernel, not PyTorch code
 COMPILE_DECORATORS = frozenset({"torch.compile", "torch._dynamo.optimize", "torch.jit.script"})
 COMPILED_WRAPPERS = frozenset({

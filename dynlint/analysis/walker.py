@@ -3185,7 +3185,7 @@ _CALLABLE_ARGS = (ast.Lambda, ast.Name, ast.Attribute)
 
 def _mentions_a_step(text: str) -> bool:
     """The words of a training step's calls are in the text (before its tree is searched)."""
-    return "backward" in text or ".step(" in text or "update_params" in text
+    return any(word in text for word in ops.TRAINING_STEP_WORDS)
 
 
 def _is_training_loop(loop) -> bool:

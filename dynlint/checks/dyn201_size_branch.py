@@ -90,19 +90,10 @@ def _layout_equality(test: ast.expr) -> bool:
         if not all(isinstance(op, (ast.Eq, ast.NotEq)) for op in comparison.ops):
             return False
         sides = [comparison.left, *comparison.comparators]
-        if not any(_whole_shape(side) for side in sides) or \
-                not all(_whole_shape(side) or isinstance(side, (ast.Tuple, ast.List)) for side in sides):
+        if not any(_is_shape(side) for side in sides) or \
+                not all(_is_shape(side) or isinstance(side, (ast.Tuple, ast.List)) for side in sides):
             return False
     return True
-
-
-def _whole_shape(node: ast.expr) -> bool:
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-        node = node.value  # x.shape[2:]
-    if isinstance(node, ast.Attribute):
-        return node.attr == "shape"
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
-        and not node.args and not node.keywords
 
 
 # (operator, constant) pairs whose outcome is the same for every size >= 2: torch.compile specializes

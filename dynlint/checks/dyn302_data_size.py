@@ -23,7 +23,6 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
     for element in index.elts if type(index) is ast.Tuple else (index,):
         if type(element) is not ast.Slice:
             continue
-        bounds = (element.lower, element.upper, element.step)
         if _constant_width(element):
             if a.value_kind(element.lower) not in TENSORISH:
                 continue  # x[i:i + 1]: the width is static whatever i is
@@ -33,7 +32,7 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
             a.report(RULE, element.lower, "a tensor as a slice start is read on the host (a graph break); "
                      "select the row with index_select/gather (x.index_select(0, t.view(1))) instead")
             continue
-        for bound in bounds:
+        for bound in (element.lower, element.upper, element.step):
             # also a bound that is data on some path (`start = 0`, or `start = torch.randint(...)`)
             if bound is not None and (a.value_kind(bound) in DATA_DERIVED or a.on_some_path(bound)):
                 a.silence_syncs(bound)

@@ -87,13 +87,7 @@ def _purpose(a, node: ast.Call) -> str | None:
     if type(sampler) is ast.Call and (a.qualname(sampler.func) or "").endswith(ops.SEQUENTIAL_SAMPLERS):
         return "evaluation"  # in order, once: rfdetr's predict loader over the validation set
     names = [a.scope.name]
-    targets = []
-    for parent in reversed(a.stack):
-        if isinstance(parent, ast.Assign):
-            targets = [_target_name(target) for target in parent.targets]
-            break
-        if isinstance(parent, ast.stmt):
-            break
+    targets = _assigned_names(a)
     if any(_named_for_evaluation(name) for name in targets):
         return "evaluation"  # `val_loader = DataLoader(..., shuffle=True)` (chgnet): it feeds validation all the same
     if shuffle is not None and not is_constant(shuffle, False):
@@ -129,13 +123,18 @@ def _built_for_evaluation(a, node: ast.Call) -> bool:
     drop predictions, so it gets no ``drop_last=True`` fix (it is still reported)."""
     names = [a.scope.name, a.module.rsplit(".", 1)[-1]]
     names.extend(info.name for info in a.classes)
+    names.extend(_assigned_names(a))
+    return any(word in name.lower() for name in names if name for word in _EVALUATION_WORDS)
+
+
+def _assigned_names(a) -> list[str]:
+    """The names the statement being visited assigns the loader to (``val_loader = DataLoader(...)``)."""
     for parent in reversed(a.stack):
         if isinstance(parent, ast.Assign):
-            names.extend(_target_name(target) for target in parent.targets)
-            break
+            return [_target_name(target) for target in parent.targets]
         if isinstance(parent, ast.stmt):
             break
-    return any(word in name.lower() for name in names if name for word in _EVALUATION_WORDS)
+    return []
 
 
 def _target_name(target) -> str:
