@@ -289,12 +289,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("torchxrayvision", "1.5.7", "dev", "chest X-ray models: DenseNet/ResNet classifiers, autoencoders, segmentation, datasets"),
     # added on 2026-11-27 (tenth session, after the twentieth set's measurement began), before dynlint was ever run
     # on them: a twenty-first held-out set (hazards picked; measured by a later session)
-    Package("sevenn", "0.13.0", "held-out", "equivariant interatomic potentials: SevenNet convolutions, graph building, force/stress heads, training"),
-    Package("mosaicml", "0.32.1", "held-out", "Composer training library: speed-up algorithms (mixup, label smoothing, SAM...), trainer, metrics, loggers"),
-    Package("salesforce-lavis", "1.0.2", "held-out", "vision-language models: BLIP/BLIP-2/ALBEF/CLIP, Q-Former, captioning and retrieval heads, runners"),
-    Package("rl-games", "1.6.5", "held-out", "reinforcement learning: PPO/SAC agents, A2C losses, experience buffers, running mean/std, players"),
-    Package("torchrec", "1.9.2", "held-out", "recommender systems at scale: embedding bags, jagged/keyed tensors, DLRM/DeepFM modules, sharding"),
-    Package("gfpgan", "1.3.8", "held-out", "face restoration: GFPGAN StyleGAN2-based generator, facial component discriminators, restorer"),
+    # measured once, held out, at c0a05d5 (recall and a judged sample); moved to dev on 2026-11-27 (eleventh
+    # session, at its start): changes were then made because of it
+    Package("sevenn", "0.13.0", "dev", "equivariant interatomic potentials: SevenNet convolutions, graph building, force/stress heads, training"),
+    Package("mosaicml", "0.32.1", "dev", "Composer training library: speed-up algorithms (mixup, label smoothing, SAM...), trainer, metrics, loggers"),
+    Package("salesforce-lavis", "1.0.2", "dev", "vision-language models: BLIP/BLIP-2/ALBEF/CLIP, Q-Former, captioning and retrieval heads, runners"),
+    Package("rl-games", "1.6.5", "dev", "reinforcement learning: PPO/SAC agents, A2C losses, experience buffers, running mean/std, players"),
+    Package("torchrec", "1.9.2", "dev", "recommender systems at scale: embedding bags, jagged/keyed tensors, DLRM/DeepFM modules, sharding"),
+    Package("gfpgan", "1.3.8", "dev", "face restoration: GFPGAN StyleGAN2-based generator, facial component discriminators, restorer"),
     # added on 2026-11-27 (tenth session, at its end, while the twenty-first set was being measured), before
     # dynlint was ever run on them: a twenty-second held-out set (hazards picked; measured by a later session)
     Package("captum", "0.9.0", "held-out", "model interpretability: integrated gradients, DeepLift, occlusion, layer/neuron attributions, TCAV"),
