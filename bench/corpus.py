@@ -305,6 +305,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("sample-factory", "2.1.1", "held-out", "asynchronous RL: APPO learner, actor-critic models, rollout workers, batching, V-trace"),
     Package("vocos", "0.1.0", "held-out", "neural vocoder: ConvNeXt backbone, ISTFT/MDCT heads, EnCodec feature extractor, discriminators"),
     Package("realesrgan", "0.3.0", "held-out", "image super-resolution: Real-ESRGAN model, degradation pipeline, tiled inference, SRVGG"),
+    # added on 2026-11-27 (eleventh session, at its start), before dynlint was ever run on them: a twenty-third
+    # held-out set (hazards picked; measured by a later session)
+    Package("compressai", "1.2.8", "held-out", "learned image compression: entropy bottleneck and Gaussian conditional models, hyperprior/autoregressive codecs"),
+    Package("imagen-pytorch", "2.1.0", "held-out", "cascaded text-to-image diffusion: Imagen/Elucidated Imagen, efficient U-Nets, noise schedules, trainer"),
+    Package("deepxde", "1.15.0", "held-out", "physics-informed neural networks: PDE residuals, geometries and samplers, DeepONets, training loop"),
+    Package("torch-geometric-temporal", "0.56.2", "held-out", "spatiotemporal graph networks: recurrent graph convolutions, attention models, temporal signal iterators"),
+    Package("hummingbird-ml", "0.4.12", "held-out", "tree ensembles and scikit-learn pipelines compiled to tensor computations: GEMM/tree-traversal operators"),
+    Package("monai-generative", "0.2.3", "held-out", "medical generative models: diffusion U-Nets, autoencoder-KL, VQ-VAE, transformers, schedulers, inferers"),
 )
 
 GROUPS = ("dev", "held-out")
