@@ -413,6 +413,15 @@ EVALUATION_NAME_WORDS = frozenset({
     "evaluators", "test", "tests", "testing", "predict", "prediction", "predictor", "infer", "inference",
     "benchmark", "benchmarks", "bench", "metric", "metrics", "pipeline", "pipelines",
 })
+#: words of a function's name that say it runs an evaluation (``_run_evaluators``, ``validate``,
+#: ``eval_epoch``): a training loop calls it every so many steps, not as part of the step
+EVALUATION_RUN_WORDS = frozenset({
+    "val", "valid", "validation", "validate", "eval", "evaluate", "evaluation", "evaluator", "evaluators",
+})
+#: ... unless the name says it computes a loss (``eval_loss``, ``val_loss_fn``)
+LOSS_WORDS = frozenset({"loss", "losses", "criterion"})
+
+
 _NAME_WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -549,6 +558,10 @@ TWO_TENSOR_FUNCTIONS = frozenset(
 TRAINING_STEP_METHODS = frozenset({"backward", "step", "update_params"})  # loss.backward(), optimizer.step(), scaler.step(opt)
 #: text one of those calls always holds: a loop's source is searched for these before its tree is
 TRAINING_STEP_WORDS = ("backward", ".step(", "update_params")
+#: words in the iterable of a loop that belongs to one training step rather than looping over steps
+#: (``for optimizer in self.optimizers: optimizer.step()``, ``for micro in microbatches``, gradient
+#: accumulation); such loops, and ``while True:`` retries, do not hide a step from the loop around them
+INNER_STEP_LOOP_WORDS = ("optim", "micro", "accum", "scaler")
 #: decorators/wrappers: the function is compiled / runs eagerly / is a GPU kernel, not PyTorch code
 COMPILE_DECORATORS = frozenset({"torch.compile", "torch._dynamo.optimize", "torch.jit.script"})
 COMPILED_WRAPPERS = frozenset({

@@ -8,9 +8,14 @@
   callables given to an ``nn.Module``'s constructor (its forward runs them);
 * ``training`` — the training step: the body of a loop that itself calls
   ``backward()`` or steps an optimizer (MMEngine's ``update_params`` does both;
-  not an epoch loop around it, nor a loop in a test suite), a function
-  that does so itself outside any loop of its own, what they call (a host sync
-  there stalls Gaudi/XLA lazy mode each step) except plotting and evaluation modules,
+  not an epoch loop around it, nor a loop in a test suite; a ``while True: try:`` retry
+  or a loop over optimizers, micro-batches or accumulation steps inside it hides nothing),
+  or calls a step function of its file (by name, or as ``self.<method>`` of its class:
+  Composer's ``_train_batch``), a step function (one that does so itself outside any loop
+  of its own, or calls another step function so), the generator a training loop iterates
+  (``self._iter_dataloader()``), what they call (a host sync
+  there stalls Gaudi/XLA lazy mode each step) except plotting and evaluation modules and
+  functions named for an evaluation run (``_run_evaluators``, ``validate``: every so many steps),
   Lightning's ``training_step`` and the per-step hooks its fit loop calls inside the step
   (``on_after_backward``, ``on_train_batch_end``..., of a callback too), a Hugging Face Trainer's
   ``compute_loss`` and ``_prepare_inputs``;
@@ -100,7 +105,7 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
     driver_methods = set(_driver_class_methods(table, drivers))
     host.update(driver_methods)
     disabled: set[str] = set()
-    plots: set[str] = set()
+    occasional: set[str] = set()  # run from a training loop at a few chosen steps: plots, evaluation
     host_modules, plot_modules = _host_modules(table)
     module_of = _module_finder(table)
     for function_id, record in table.functions.items():
@@ -117,7 +122,12 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             host.add(function_id)  # export and debugging code: cif_v1_export, export_onnx, dump_gradients
         if name.startswith(ops.HOST_FUNCTION_PREFIXES) or name in ops.REPR_METHODS:
             host.add(function_id)  # plot_losses, visualize_attention, __repr__, extra_repr
-            plots.add(function_id)
+            occasional.add(function_id)
+        words = ops.name_words(name)
+        if not ops.EVALUATION_RUN_WORDS.isdisjoint(words) and ops.LOSS_WORDS.isdisjoint(words):
+            # evaluation a training loop runs every so many steps (Composer's Trainer._run_evaluators and
+            # _eval_loop): not part of the step, whatever else reaches it (not an `eval_loss` helper)
+            occasional.add(function_id)
         if owner in table.classes:
             class_flags = table.class_flags(owner)
             if owner.endswith(ops.INFERENCE_CLASS_SUFFIXES) and class_flags and not class_flags[0] \
@@ -157,13 +167,13 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 host.add(function_id)
                 if module in plot_modules:
                     # plots made from a training loop are made at a few chosen steps, not as part of the step
-                    plots.add(function_id)
+                    occasional.add(function_id)
     regions: dict[str, str] = {}
     # host last: a function also reached from compiled or training code runs there too, and so may one
     # also reached from an entry point nothing in this run calls (odeint: a user's forward calls it)
     entries = _uncalled_entries(table, edges, compiled | training | host)
     for region, roots in ((COMPILED, compiled), (TRAINING, training), (UNKNOWN, entries), (HOST_REGION, host)):
-        barrier = plots if region == TRAINING else ()
+        barrier = occasional if region == TRAINING else ()
         pending = deque(f for f in roots if f not in regions and f not in barrier)
         for function_id in pending:
             regions[function_id] = region

@@ -2087,12 +2087,19 @@ class Analyzer:
     visit_YieldFrom = visit_Yield
 
     def visit_For(self, node) -> None:
-        self.visit(node.iter)
-        self.check_loop_iterable(node.iter)
+        outer = self.context
+        training = outer is None and self._is_training_loop(node)
+        if training and _project_generator_call(node.iter):
+            # `for batch in self._iter_dataloader(...)`: the generator's body runs between the steps, each step
+            self.context = TRAIN
+        try:
+            self.visit(node.iter)
+            self.check_loop_iterable(node.iter)
+        finally:
+            self.context = outer
         self.visit_target(node.target)
         self.bind(node.target, _iteration_kind(self.kind(node.iter)), maybe=self.uncertain(node.iter))
-        outer = self.context
-        if outer is None and self._is_training_loop(node):
+        if training:
             self.context = TRAIN
         try:
             self._visit_branches(node)
@@ -2111,29 +2118,78 @@ class Analyzer:
         return "(" in text and self._calls_a_step_function(loop)
 
     def _calls_a_step_function(self, loop) -> bool:
-        """The loop calls, by name, a function of this file (at any depth) that itself calls ``backward()`` or
-        steps an optimizer outside any loop of its own (torchrl's scripts: ``for batch in buffer: loss =
-        update(batch)`` with ``def update(...)`` in main)."""
-        if isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return False
-        steppers = self._step_function_names()
-        if not steppers:
+        """The loop calls a step function of this file: by name, a function (at any depth) that itself calls
+        ``backward()`` or steps an optimizer outside any loop of its own, or calls such a function so
+        (torchrl's scripts: ``for batch in buffer: loss = update(batch)`` with ``def update(...)`` in main);
+        or, as ``self.<name>(...)``, such a method of the class it is in (Composer's ``Trainer._train_loop``:
+        ``self._train_batch(...)`` steps the optimizers, ``self._train_microbatch`` calls ``backward()``)."""
+        steppers = self._step_functions()
+        if not steppers[0]:
             return False  # most files: no function of theirs steps an optimizer
-        return any(type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in steppers
-                   for node in _direct_nodes(loop))
+        if isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return id(loop) in steppers[0]
+        cls = self.classes[-1].node if self.classes else None
+        for node in _direct_nodes(loop):
+            if type(node) is ast.Call:
+                func = node.func
+                if type(func) is ast.Name and func.id in steppers[1]:
+                    return True
+                if cls is not None and type(func) is ast.Attribute and type(func.value) is ast.Name \
+                        and func.value.id == "self" and (id(cls), func.attr) in steppers[2]:
+                    return True
+        return False
 
-    def _step_function_names(self) -> frozenset[str]:
-        """Names of this file's functions (at any depth) that call ``backward()`` or step an optimizer outside
-        any loop of their own (computed once per file)."""
-        names = self._steppers
-        if names is None:
-            found = set()
-            text = "\n".join(self.lines)
-            if _mentions_a_step(text):
-                found = {node.name for node in ast.walk(self.tree)
-                         if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and self._is_training_loop(node)}
-            names = self._steppers = frozenset(found)
-        return names
+    def _step_functions(self) -> tuple[frozenset, frozenset, frozenset]:
+        """This file's step functions (computed once per file): their nodes' ids, the names of those not in a
+        class, and (class node id, name) of the methods."""
+        found = self._steppers
+        if found is None:
+            ids: set[int] = set()
+            names: set[str] = set()
+            methods: set[tuple[int, str]] = set()
+            if _mentions_a_step("\n".join(self.lines)):
+                functions = []  # (node, id of its class or None, plain names and self methods it calls)
+                pending = [(self.tree, None)]
+                while pending:
+                    parent, owner = pending.pop()
+                    for child in ast.iter_child_nodes(parent):
+                        t = type(child)
+                        if t in (ast.FunctionDef, ast.AsyncFunctionDef):
+                            functions.append((child, owner))
+                            pending.append((child, None))
+                        elif t is ast.ClassDef:
+                            pending.append((child, id(child)))
+                        else:
+                            pending.append((child, None if owner is None else owner))
+                calls = {}
+                for function, owner in functions:
+                    called = set()
+                    for node in _direct_nodes(function):
+                        if type(node) is ast.Call:
+                            func = node.func
+                            if type(func) is ast.Name:
+                                called.add(func.id)
+                            elif owner is not None and type(func) is ast.Attribute and type(func.value) is ast.Name \
+                                    and func.value.id == "self":
+                                called.add((owner, func.attr))
+                    calls[id(function)] = called
+                for function, owner in functions:
+                    if _is_training_loop(function):
+                        ids.add(id(function))
+                        (names.add(function.name) if owner is None else methods.add((owner, function.name)))
+                changed = True
+                while changed:  # a function calling a step function outside its loops is one too
+                    changed = False
+                    for function, owner in functions:
+                        if id(function) in ids:
+                            continue
+                        called = calls[id(function)]
+                        if any(c in names if type(c) is str else c in methods for c in called):
+                            ids.add(id(function))
+                            (names.add(function.name) if owner is None else methods.add((owner, function.name)))
+                            changed = True
+            found = self._steppers = (frozenset(ids), frozenset(names), frozenset(methods))
+        return found
 
     def visit_While(self, node) -> None:
         self.check_branch_test(node.test, node.body)
@@ -3189,16 +3245,11 @@ def _mentions_a_step(text: str) -> bool:
 
 
 def _is_training_loop(loop) -> bool:
-    """The loop's (or function's) body (not nested functions, not nested loops) calls ``.backward()``
-    or steps an optimizer.  An epoch loop around the loop over batches is not the step: what it does once an
-    epoch (validation, logging) is not per-step work."""
-    pending = list(loop.body)
-    while pending:
-        node = pending.pop()
+    """The loop's (or function's) body (not nested functions, not nested loops other than those of one
+    step: ``_inner_step_loop``) calls ``.backward()`` or steps an optimizer.  An epoch loop around the loop
+    over batches is not the step: what it does once an epoch (validation, logging) is not per-step work."""
+    for node in _direct_nodes(loop):
         t = type(node)
-        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For, ast.AsyncFor,
-                 ast.While):
-            continue
         if t is ast.Call and type(node.func) is ast.Attribute:
             method = node.func.attr
             if method in ops.TRAINING_STEP_METHODS:
@@ -3208,7 +3259,6 @@ def _is_training_loop(loop) -> bool:
                     node.func.value.attr.lower() if isinstance(node.func.value, ast.Attribute) else "")
                 if any(hint in receiver for hint in ops.OPTIMIZER_NAME_HINTS):
                     return True
-        pending.extend(ast.iter_child_nodes(node))
     return False
 
 
@@ -3222,15 +3272,57 @@ def _is_main_guard(test: ast.expr) -> bool:
 
 
 def _direct_nodes(loop):
-    """The nodes of a loop's body outside nested functions, classes and loops."""
+    """The nodes of a loop's (or function's) body outside nested functions, classes and loops, but inside
+    the loops that belong to one step (``_inner_step_loop``)."""
     pending = list(loop.body)
     while pending:
         node = pending.pop()
-        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For, ast.AsyncFor,
-                          ast.While):
+        t = type(node)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        if t in (ast.For, ast.AsyncFor, ast.While) and not _inner_step_loop(node):
             continue
         yield node
         pending.extend(ast.iter_child_nodes(node))
+
+
+def _project_generator_call(iterable) -> bool:
+    """A loop's iterable that calls one of the project's own functions or methods (``self._iter_batches()``,
+    ``enumerate(get_batches(loader))``), not a builtin or a loader."""
+    while type(iterable) is ast.Call and type(iterable.func) is ast.Name and iterable.func.id in _ITERATION_WRAPPERS \
+            and iterable.args:
+        iterable = iterable.args[0]
+    if type(iterable) is not ast.Call:
+        return False
+    func = iterable.func
+    if type(func) is ast.Attribute:
+        return type(func.value) is ast.Name and func.value.id == "self"
+    return type(func) is ast.Name and func.id not in _BUILTIN_ITERABLES
+
+
+#: calls that wrap a loop's iterable: the iterable is their first argument
+_ITERATION_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
+#: builtins that make a loop's iterable
+_BUILTIN_ITERABLES = frozenset({"range", "enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "map",
+                                "filter", "tqdm", "len", "dict", "set"})
+
+
+_TRY_STATEMENTS = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _inner_step_loop(loop) -> bool:
+    """A loop that is part of one training step: ``while True: try:`` (a retry), or a loop over optimizers,
+    micro-batches or accumulation steps (``for optimizer in self.state.optimizers: optimizer.step()``)."""
+    if type(loop) is ast.While:
+        # a retry: `while True:` around a `try:` (not a main loop that runs until told to stop)
+        test = loop.test
+        return type(test) is ast.Constant and bool(test.value) is True and \
+            any(type(statement) in _TRY_STATEMENTS for statement in loop.body)
+    for node in ast.walk(loop.iter):
+        word = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else None
+        if word is not None and any(hint in word.lower() for hint in ops.INNER_STEP_LOOP_WORDS):
+            return True
+    return False
 
 
 def _canonical(qualified: str) -> str:
