@@ -73,11 +73,14 @@ def _bound_to_an_index(a, element: ast.expr) -> bool:
 
 def _named_as_mask(element: ast.expr) -> bool:
     """``x[valid_mask]``, ``boxes[keep]``: a tensor indexed by a value its author named a mask, by a
-    row of one (``samples[seq_mask[i]]``), or by one reshaped (``x[valid_mask.view(-1)]``)."""
+    row of one (``samples[seq_mask[i]]``), by one reshaped (``x[valid_mask.view(-1)]``) or inverted
+    (``x[~matching_mask]``)."""
     if type(element) is ast.Subscript and type(element.slice) is not ast.Slice:
         element = element.value
-    while type(element) is ast.Call and type(element.func) is ast.Attribute \
-            and element.func.attr in ops.MASK_PRESERVING_METHODS:
-        element = element.func.value  # x[atompair_mask.view(-1)]: the mask, reshaped
+    while (type(element) is ast.Call and type(element.func) is ast.Attribute
+           and element.func.attr in ops.MASK_PRESERVING_METHODS) or \
+            (type(element) is ast.UnaryOp and isinstance(element.op, ast.Invert)):
+        # x[atompair_mask.view(-1)]: the mask, reshaped; x[~matching_mask]: the mask, inverted
+        element = element.operand if type(element) is ast.UnaryOp else element.func.value
     name = element.id if type(element) is ast.Name else element.attr if type(element) is ast.Attribute else None
     return name is not None and ops.named_as_mask(name)
