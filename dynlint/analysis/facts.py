@@ -88,11 +88,15 @@ class FileFacts:
     #: (``n_node: torch.Tensor`` in a NamedTuple or dataclass; ``PY`` for any other type, or for names
     #: declared with different kinds): what an object of unknown class holds under that name
     fields: dict[str, object] = field(default_factory=dict)
+    #: string key -> kind of the values the module stores under it in dicts (``{"n_answers":
+    #: torch.LongTensor(n)}`` in a collater, ``batch["mask"] = m``; ``PY`` when the stores disagree, values of
+    #: unknown kind not counted): what a dict of unknown origin holds under that key
+    keys: dict[str, object] = field(default_factory=dict)
 
     def to_json(self) -> list:
         return [self.module, self.functions, self.classes, self.aliases, self.returns,
                 self.calls, self.attrs, self.roots, self.passthrough, self.tensor_params, self.type_kinds,
-                self.fields]
+                self.fields, self.keys]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
@@ -101,16 +105,26 @@ class FileFacts:
         tensor_params = data[9] if len(data) > 9 else {}
         type_kinds = data[10] if len(data) > 10 else {}
         fields = data[11] if len(data) > 11 else {}
+        keys = data[12] if len(data) > 12 else {}
         return cls(module, {k: tuples(v) for k, v in functions.items()}, {k: tuples(v) for k, v in classes.items()},
                    aliases, {k: tuples(v) for k, v in returns.items()}, [tuples(c) for c in calls],
                    {k: {a: tuples(v) for a, v in d.items()} for k, d in attrs.items()}, [tuples(r) for r in roots],
                    {k: tuples(v) for k, v in passthrough.items()}, {k: tuples(v) for k, v in tensor_params.items()},
-                   {k: tuples(v) for k, v in type_kinds.items()}, {k: tuples(v) for k, v in fields.items()})
+                   {k: tuples(v) for k, v in type_kinds.items()}, {k: tuples(v) for k, v in fields.items()},
+                   {k: tuples(v) for k, v in keys.items()})
 
 
 def join_field(known, kind):
     """Two declarations of a field name: the same kind, else a plain value (no agreement)."""
     return kind if known is None or known == kind else PY
+
+
+def join_key(known, kind):
+    """Two values stored under one dict key: the same kind; a tensor when both are tensors (a mask and a
+    float tensor); else a plain value (no agreement)."""
+    if known is None or known == kind:
+        return kind
+    return TENSOR if known in TENSORISH and kind in TENSORISH else PY
 
 
 def tuples(value):
@@ -189,6 +203,7 @@ class ProjectFacts:
         self.type_kinds: dict[str, object] = {}
         self.attrs: dict[str, dict] = {}
         self.fields: dict[str, object] = {}
+        self.keys: dict[str, object] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.files: list[FileFacts] = list(files)
         #: relpath -> module name of the files of the run that solved this table
@@ -209,6 +224,8 @@ class ProjectFacts:
                     merged[name] = kind if merged.get(name, kind) == kind else None
             for name, kind in facts.fields.items():
                 self.fields[name] = join_field(self.fields.get(name), kind)
+            for name, kind in facts.keys.items():
+                self.keys[name] = join_key(self.keys.get(name), kind)
         for defined in list(self.functions) + list(self.classes):
             module, _, name = defined.rpartition(".")
             if module in self.namespaces and "." not in name:
@@ -267,6 +284,10 @@ class ProjectFacts:
           declare a field of that name (a NamedTuple's or dataclass's ``n_node: torch.Tensor``) all declare
           a tensor and no class stores anything else under it, else None: ``batch.n_node`` of an object
           whose class the call graph does not know is then maybe that tensor.
+        * ``("key", name)``: the tensor kind of what the project's dicts store under the string key ``name``
+          when every store whose kind is known stores a tensor (a collater's ``{"n_answers":
+          torch.LongTensor(n)}``), else None: ``samples["n_answers"]`` of a dict of unknown origin is then
+          maybe that tensor.
         """
         answers = self._answers
         if key in answers:
@@ -319,6 +340,9 @@ class ProjectFacts:
             return self.type_kind(key[1])
         if kind == "field":
             return self.field_kind(key[1])
+        if kind == "key":
+            stored = self.keys.get(key[1])
+            return stored if stored in TENSORISH else None
         raise KeyError(key)
 
     # ---------------------------------------------------------------- names

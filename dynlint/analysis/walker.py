@@ -32,7 +32,8 @@ from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
     CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, NO_GRAD, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
     ROOT_TO_HOST, ROOT_TRAIN, TRAIN,
-    Consumed, FileFacts, ProjectFacts, is_module_base, join_field, ref_function, ref_method, ref_module_call, ref_named,
+    Consumed, FileFacts, ProjectFacts, is_module_base, join_field, join_key, ref_function, ref_method, ref_module_call,
+    ref_named,
 )
 from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
     DATA, DATA_DERIVED, DICT, DISTRIBUTION, MASK, MODULE, NDARRAY, NOT_TENSOR, OBJ, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH,
@@ -294,6 +295,8 @@ class Analyzer:
             facts.type_kinds.update(produced.type_kinds)
             for name, kind in produced.fields.items():
                 facts.fields[name] = join_field(facts.fields.get(name), kind)
+            for name, kind in produced.keys.items():
+                facts.keys[name] = join_key(facts.keys.get(name), kind)
             facts.calls.extend(produced.calls)
             facts.roots.extend(produced.roots)
             for class_id, attrs in produced.attrs.items():
@@ -569,6 +572,11 @@ class Analyzer:
                 # used as a tensor (x.detach(), torch.sigmoid(x), ...); a comprehension's variable only
                 # maybe: its name (x, t, i) is often another value's elsewhere in the function
                 kind, maybe = TENSOR, self._comprehension_target
+            elif maybe and kind in TENSORISH and type(value) in (ast.Subscript, ast.Attribute) \
+                    and id(value) in self._maybe_calls and name in self._scope_evidence():
+                # `exp_avg_sq = state["exp_avg_sq"]` (maybe what the project stores under the key) used as a
+                # tensor here: the use confirms it
+                maybe = False
             elif kind is None and name + _evidence.DICT_MARK in self._scope_evidence():
                 kind = (DICT, TENSOR)  # torch.bmm(feats["atom_to_token"], ...): a dict of tensors
             if kind is None and value is None and name in scope.declared:
@@ -980,6 +988,13 @@ class Analyzer:
                 # (Hugging Face's names) hold tensors; a maybe, since nothing here says what the dict is
                 self._maybe_calls.add(id(node))
                 return TENSOR  # not a mask: Hugging Face's attention masks hold 0/1 integers
+            if base is None and type(index) is ast.Constant and type(index.value) is str:
+                # samples["n_answers"]: maybe what the project's dicts store under that key (lavis' collater:
+                # {"n_answers": torch.LongTensor(n)})
+                found = self.ask(("key", index.value))
+                if found in TENSORISH:
+                    self._maybe_calls.add(id(node))
+                    return found
             return None
         if t is ast.BinOp:
             return _combine_binop(self.kind(node.left), self.kind(node.right), node.op)
@@ -1273,8 +1288,10 @@ class Analyzer:
             return TENSOR if namespace in ops.TENSOR_NAMESPACES else None
         if namespace not in ops.TENSOR_NAMESPACES:
             return None  # torch.version.cuda.split(...), torch.ops.* and the like
-        if last[:1].isupper() and qual not in ("torch.Tensor",):
-            return None  # classes: torch.Generator(...), torch.Size(...) handled above
+        if qual == "torch.BoolTensor":
+            return MASK
+        if last[:1].isupper() and qual != "torch.Tensor" and qual not in ops.LEGACY_TENSOR_CONSTRUCTORS:
+            return None  # classes: torch.Generator(...), torch.Size(...) handled above; torch.LongTensor(n) is one
         if last in ops.FULL_REDUCTIONS and len(args) <= 1 and not has_keyword(node, "dim", "axis"):
             return SCALAR_TENSOR
         if qual in ("torch.any", "torch.all"):
@@ -1993,6 +2010,27 @@ class Analyzer:
         for target in node.targets:
             self.visit_target(target)
             self.bind(target, kind, node.value)
+            if type(target) is ast.Subscript and type(target.slice) is ast.Constant \
+                    and type(target.slice.value) is str:
+                self._store_key(target.slice.value, node.value, kind)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        self.generic_visit(node)
+        for key, value in zip(node.keys, node.values):
+            if type(key) is ast.Constant and type(key.value) is str:
+                self._store_key(key.value, value, None)
+
+    def _store_key(self, key: str, value: ast.expr, kind) -> None:
+        """A value stored under a string key of a dict: what dicts of unknown origin may hold under it (a
+        value of unknown kind, or one only presumed a tensor, says nothing)."""
+        if kind is None:
+            kind = self.kind(value)
+        if kind is None or (kind in TENSORISH and self.uncertain(value)):
+            return
+        if kind not in TENSORISH:
+            kind = PY
+        keys = self.produced.keys
+        keys[key] = join_key(keys.get(key), kind)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -2468,12 +2506,24 @@ class Analyzer:
         self.generic_visit(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
-        """``"%.5f" % loss``, ``"%s: %f" % (name, loss)``: the operands are formatted as text."""
+        """``"%.5f" % loss``, ``"%s: %f" % (name, loss)``: the operands are formatted as text; ``[x] * n``:
+        a display repeated by a count."""
         if type(node.op) is ast.Mod and type(node.left) is ast.Constant and type(node.left.value) is str:
             values = node.right.elts if type(node.right) is ast.Tuple else [node.right]
             for handler in self.dispatch.format:
                 for value in values:
                     handler(self, value)
+        elif type(node.op) is ast.Mult and self.dispatch.repeat:
+            # `[x] * n`, `n * (x,)`: a list or tuple display repeated by a count (read with __index__)
+            if type(node.left) in _DISPLAYS and type(node.right) not in _DISPLAYS:
+                count = node.right
+            elif type(node.right) in _DISPLAYS and type(node.left) not in _DISPLAYS:
+                count = node.left
+            else:
+                count = None
+            if count is not None and type(count) is not ast.Constant:
+                for handler in self.dispatch.repeat:
+                    handler(self, count)
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -3284,6 +3334,10 @@ def _direct_nodes(loop):
             continue
         yield node
         pending.extend(ast.iter_child_nodes(node))
+
+
+#: list and tuple displays (what `*` repeats)
+_DISPLAYS = (ast.List, ast.Tuple, ast.ListComp)
 
 
 def _project_generator_call(iterable) -> bool:

@@ -17,6 +17,7 @@ events the analysis walker emits while it walks a file:
 * ``loop(a, iterable)`` — what a ``for`` loop or comprehension iterates;
 * ``format(a, value)`` — a value formatted as text by an f-string (``f"{loss:.3f}"``) or by
   ``%`` on a string (``"%.5f" % loss``).
+* ``repeat(a, count)`` — the count a list or tuple display is repeated by (``[x] * n``, ``n * (x,)``).
 
 ``a`` is the walker (``dynlint.analysis.walker.Analyzer``): it answers kind
 questions (``a.kind``, ``a.value_kind``) and takes reports (``a.report``).
@@ -95,6 +96,11 @@ class Rule:
         self._add("format", (function, None))
         return function
 
+    def on_repeat(self, function):
+        """The count of a repeated list or tuple display: ``[x] * n`` (``n`` is read as an int)."""
+        self._add("repeat", (function, None))
+        return function
+
     def on_call(self, *, functions=None, methods=None, keywords=None, setting: str | None = None,
                 prefixes=None, any_receiver: bool = False):
         """Subscribe to calls of these qualified ``functions`` (or names starting with one of these
@@ -148,12 +154,13 @@ class Dispatch:
     """The handlers of the enabled rules, indexed by event (and for calls by callee), built
     once per analysis."""
 
-    __slots__ = ("subscript", "subscript_store", "branch", "loop", "format", "by_function", "by_method", "by_keyword",
+    __slots__ = ("subscript", "subscript_store", "branch", "loop", "format", "repeat", "by_function", "by_method", "by_keyword",
                  "by_prefix", "any_receiver")
 
     def __init__(self, rules, settings: dict[str, tuple[str, ...]] | None = None):
         """``settings``: setting name -> the qualified names it lists (see ``Rule.on_call``)."""
         self.subscript, self.subscript_store, self.branch, self.loop, self.format = [], [], [], [], []
+        self.repeat: list = []
         self.by_function: dict[str, list] = {}
         self.by_method: dict[str, list] = {}
         self.by_keyword: dict[str, list] = {}

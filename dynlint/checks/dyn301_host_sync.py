@@ -153,6 +153,18 @@ def _check_python_slice(a, node: ast.Subscript, index: ast.Slice) -> None:
                      "tensor and mask them")
 
 
+@RULE.on_repeat
+def check_repeat_count(a, count: ast.expr) -> None:
+    """``states += [hidden[b]] * n`` with ``n`` a tensor (lavis' VQA heads repeat each question by its answer
+    count): the count is read with ``__index__`` (measured on torch 2.13: a graph break, "Data dependent
+    operator")."""
+    if a.is_silenced(count) or not _read_as_an_int(a, count):
+        return
+    a.report(RULE, count, "a tensor used as the count of a repeated Python list/tuple is read on the host "
+             "(`__index__`: a sync and a graph break); repeat with a Python int, or keep the items in a tensor "
+             "(`x.repeat_interleave(counts, dim=0)` has a data-dependent size too)")
+
+
 @RULE.on_call(methods=ops.LIST_INDEX_METHODS, any_receiver=True)
 def check_list_method(a, node, qual, method, receiver) -> None:
     """``parts.pop(c)`` / ``parts.insert(c, v)`` with a tensor ``c``."""
