@@ -38,6 +38,8 @@ DYNAMIC_FUNCTIONS: dict[str, tuple[str, str]] = {
     "torch.ops.torchvision.nms": ("DYN105", _NMS_ADVICE),
     "torch.nn.utils.rnn.pack_padded_sequence": ("DYN105", _PACK_ADVICE),
     "torch.nn.utils.rnn.pack_sequence": ("DYN105", _PACK_ADVICE),
+    # FBGEMM's unique over a jagged tensor (torchrec's managed-collision modules): as many rows as distinct ids
+    "torch.ops.fbgemm.jagged_unique_indices": ("DYN103", _UNIQUE_ADVICE),
 }
 #: NMS of the detection toolkits (custom ops, or torchvision's under them): as torchvision's. A project that
 #: defines one of these names itself is checked inside it instead (``checks._dynamic_ops``).
