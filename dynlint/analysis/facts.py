@@ -284,6 +284,8 @@ class ProjectFacts:
           declare a field of that name (a NamedTuple's or dataclass's ``n_node: torch.Tensor``) all declare
           a tensor and no class stores anything else under it, else None: ``batch.n_node`` of an object
           whose class the call graph does not know is then maybe that tensor.
+        * ``("subattr", class, name)``: the tensor kind the project's subclasses of a class store under an
+          attribute the class itself never sets (a mixin's ``self.queue_ptr``), else None;
         * ``("key", name)``: the tensor kind of what the project's dicts store under the string key ``name``
           when every store whose kind is known stores a tensor (a collater's ``{"n_answers":
           torch.LongTensor(n)}``), else None: ``samples["n_answers"]`` of a dict of unknown origin is then
@@ -340,6 +342,8 @@ class ProjectFacts:
             return self.type_kind(key[1])
         if kind == "field":
             return self.field_kind(key[1])
+        if kind == "subattr":
+            return self.subclass_attr(key[1], key[2])
         if kind == "key":
             stored = self.keys.get(key[1])
             return stored if stored in TENSORISH else None
@@ -547,6 +551,10 @@ class ProjectFacts:
     def overrides(self, class_id: str, name: str) -> list[str]:
         """``name`` as defined by the project's subclasses of ``class_id`` (``self.m()`` in a base
         class runs a subclass's ``m`` when self is one)."""
+        return sorted(f"{child}.{name}" for child in self._descendants(class_id) if f"{child}.{name}" in self.functions)
+
+    def _descendants(self, class_id: str) -> list[str]:
+        """The project's subclasses of ``class_id``, at any depth."""
         if self._children is None:
             self._children = {}
             for child in self.classes:
@@ -560,11 +568,22 @@ class ProjectFacts:
             if child in seen:
                 continue
             seen.add(child)
-            candidate = f"{child}.{name}"
-            if candidate in self.functions:
-                found.append(candidate)
+            found.append(child)
             pending.extend(self._children.get(child, ()))
-        return sorted(found)
+        return found
+
+    def subclass_attr(self, class_id: str, name: str):
+        """``self.<name>`` in a class that never sets it (a mixin: lavis' ``SharedQueueMixin`` reads
+        ``self.queue_ptr``, which the models mixing it in register as a buffer): the tensor kind every
+        project subclass that sets it stores, else None."""
+        kinds = set()
+        for child in self._descendants(class_id):
+            attrs = self.attrs.get(child)
+            if attrs and name in attrs:
+                kinds.add(attrs[name])
+        if not kinds or not kinds <= TENSORISH:
+            return None
+        return kinds.pop() if len(kinds) == 1 else TENSOR
 
     def applied_forward(self, qualname: str) -> str | None:
         """``Fn.apply`` of a project ``torch.autograd.Function``: its ``forward`` (called with ``ctx`` first,

@@ -1068,6 +1068,10 @@ class Analyzer:
                         return elsewhere
                 return kind
             found = self.ask(("attr", info.id, attr)) if info.id else None
+            if found is None and info.id:
+                # a mixin's `int(self.queue_ptr)`: what every class mixing it in stores there (self is one
+                # of them, or the read fails)
+                return self.ask(("subattr", info.id, attr))
             return PY if found == DATA else found
         if attr in ops.TENSOR_SEQUENCE_ATTRIBUTES:
             # `hidden, valid = ctx.saved_tensors` in a custom backward: what its forward saved
