@@ -39,7 +39,8 @@ def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
         return
     if qual is not None and (qual.startswith("torch.") or qual in ops.PADDING_COLLATORS):
         return
-    if not _tokenizer_like(node.func) or _only_feeds_a_warning(a, node) or _pads_no_text(node):
+    if not _tokenizer_like(node.func) or _only_feeds_a_warning(a, node) or _pads_no_text(node) \
+            or _pads_fixed_text(a, node):
         return
     from dynlint import fixes  # the fix machinery, imported only when a check reaches a call like this
 
@@ -63,6 +64,27 @@ def _pads_no_text(node: ast.Call) -> bool:
     keywords = {k.arg for k in node.keywords}
     return not node.args and None not in keywords and bool(keywords & _IMAGE_KEYWORDS) \
         and not keywords & _TEXT_KEYWORDS
+
+
+def _pads_fixed_text(a, node: ast.Call) -> bool:
+    """``tokenizer(self.prompts, padding=True)`` (Composer's Generate callback), ``tokenizer(CLASS_NAMES, ...)``,
+    ``tokenizer(["a photo"], ...)``: the same texts every call, so one padded length per configuration.  A
+    configured attribute (not set in the calling function), a module constant, or a display of strings."""
+    texts = node.args[0] if node.args else next(
+        (k.value for k in node.keywords if k.arg in _TEXT_KEYWORDS), None)
+    if texts is None:
+        return False
+    if isinstance(texts, (ast.List, ast.Tuple)):
+        return bool(texts.elts) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in texts.elts)
+    if isinstance(texts, ast.Name):
+        return texts.id.isupper() and len(texts.id) > 1  # CLASS_NAMES: a constant, by convention
+    if isinstance(texts, ast.Attribute) and isinstance(texts.value, ast.Name) and texts.value.id == "self":
+        function = next((p for p in reversed(a.stack) if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                        None)
+        return function is not None and not any(
+            isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr == texts.attr
+            and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(function))
+    return False
 
 
 _IMAGE_KEYWORDS = frozenset({"images", "image", "audio", "audios", "videos", "raw_speech"})
