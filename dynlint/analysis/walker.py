@@ -1068,7 +1068,7 @@ class Analyzer:
                         return elsewhere
                 return kind
             found = self.ask(("attr", info.id, attr)) if info.id else None
-            if found is None and info.id:
+            if found is None and info.id and info.node is not None and attr not in _self_stores(info.node):
                 # a mixin's `int(self.queue_ptr)`: what every class mixing it in stores there (self is one
                 # of them, or the read fails)
                 return self.ask(("subattr", info.id, attr))
@@ -3338,6 +3338,16 @@ def _direct_nodes(loop):
             continue
         yield node
         pending.extend(ast.iter_child_nodes(node))
+
+
+def _self_stores(cls: ast.ClassDef) -> frozenset[str]:
+    """The attributes a class's own methods assign on ``self`` (kept on the tree)."""
+    stores = getattr(cls, "_dynlint_self_stores", None)
+    if stores is None:
+        stores = frozenset(node.attr for node in ast.walk(cls) if type(node) is ast.Attribute
+                           and type(node.ctx) is ast.Store and type(node.value) is ast.Name and node.value.id == "self")
+        cls._dynlint_self_stores = stores
+    return stores
 
 
 #: list and tuple displays (what `*` repeats)
