@@ -1848,6 +1848,10 @@ class Analyzer:
             if answer is not None and type(answer[0]) is tuple and answer[0][0] == OBJ:
                 return answer[0]
             return None
+        if container is None and qual.startswith("torch.") and not qual.startswith(_TORCH_TENSORISH_NAMESPACES):
+            last = qual.rpartition(".")[2]
+            if last[:1].isupper() and "Tensor" not in last:
+                return PY  # torch.Stream, torch.cuda.Event, torch.device, torch.Generator: no tensor
         return None
 
     def _shape_dtype_kind(self, annotation: ast.Subscript, depth: int, torchscript: bool):
@@ -3348,6 +3352,12 @@ def _self_stores(cls: ast.ClassDef) -> frozenset[str]:
                            and type(node.ctx) is ast.Store and type(node.value) is ast.Name and node.value.id == "self")
         cls._dynlint_self_stores = stores
     return stores
+
+
+#: torch namespaces whose classes may stand for tensors or hold them (modules, distributions, masked and nested
+#: tensors, TensorDict-like containers): an annotation naming one of their classes is not a plain object
+_TORCH_TENSORISH_NAMESPACES = ("torch.nn.", "torch.distributions.", "torch.masked.", "torch.nested.", "torch.fx.",
+                               "torch.utils.")
 
 
 #: list and tuple displays (what `*` repeats)
