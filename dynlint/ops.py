@@ -420,8 +420,9 @@ EVALUATION_NAME_WORDS = frozenset({
 EVALUATION_RUN_WORDS = frozenset({
     "val", "valid", "validation", "validate", "eval", "evaluate", "evaluation", "evaluator", "evaluators",
 })
-#: ... unless the name says it computes a loss (``eval_loss``, ``val_loss_fn``)
-LOSS_WORDS = frozenset({"loss", "losses", "criterion"})
+#: ... unless the name says it computes a loss (``eval_loss``, ``val_loss_fn``) or trains too (darts'
+#: ``_train_val_step``, the body of both Lightning steps)
+NOT_EVALUATION_RUN_WORDS = frozenset({"loss", "losses", "criterion", "train", "training"})
 
 
 _NAME_WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")

@@ -124,9 +124,10 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             host.add(function_id)  # plot_losses, visualize_attention, __repr__, extra_repr
             occasional.add(function_id)
         words = ops.name_words(name)
-        if not ops.EVALUATION_RUN_WORDS.isdisjoint(words) and ops.LOSS_WORDS.isdisjoint(words):
+        if not ops.EVALUATION_RUN_WORDS.isdisjoint(words) and ops.NOT_EVALUATION_RUN_WORDS.isdisjoint(words):
             # evaluation a training loop runs every so many steps (Composer's Trainer._run_evaluators and
-            # _eval_loop): not part of the step, whatever else reaches it (not an `eval_loss` helper)
+            # _eval_loop): not part of the step, whatever else reaches it (not an `eval_loss` helper, nor a
+            # `_train_val_step`)
             occasional.add(function_id)
         if owner in table.classes:
             class_flags = table.class_flags(owner)
