@@ -23,8 +23,8 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
     for element in index.elts if type(index) is ast.Tuple else (index,):
         if type(element) is not ast.Slice:
             continue
-        if _static_width(a, element):
-            if a.value_kind(element.lower) not in TENSORISH and not a.on_some_path(element.lower):
+        if _constant_width(element):
+            if a.value_kind(element.lower) not in TENSORISH:
                 continue  # x[i:i + 1]: the width is static whatever i is
             # x[t:t + 1] with a 0-d tensor t: the width is static, but t is read on the host (measured on
             # torch 2.13: "Tensor.item()", a graph break)
@@ -98,23 +98,12 @@ def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
                 return
 
 
-def _static_width(a, element: ast.Slice) -> bool:
-    """``x[i:i + 1]``, ``queue[:, ptr:ptr + batch_size]`` (MoCo-style queues, ``batch_size`` from ``.shape``):
-    the upper bound is the start plus (or minus) a width that is no tensor data, so the slice's width is
-    static whatever the start is."""
+def _constant_width(element: ast.Slice) -> bool:
     upper, lower = element.upper, element.lower
     if lower is None or element.step is not None or not isinstance(upper, ast.BinOp):
         return False
     if not isinstance(upper.op, (ast.Add, ast.Sub)):
         return False
-    start = ast.dump(lower)
-    if ast.dump(upper.left) == start:
-        width = upper.right
-    elif isinstance(upper.op, ast.Add) and ast.dump(upper.right) == start:
-        width = upper.left
-    else:
-        return False
-    if isinstance(width, ast.Constant):
-        return type(width.value) is int
-    kind = a.value_kind(width)
-    return kind not in DATA_DERIVED and kind not in TENSORISH and not a.on_some_path(width)
+    constant = upper.right if isinstance(upper.right, ast.Constant) else upper.left if isinstance(upper.op, ast.Add) else None
+    other = upper.left if constant is upper.right else upper.right
+    return isinstance(constant, ast.Constant) and type(constant.value) is int and ast.dump(other) == ast.dump(lower)
