@@ -36,7 +36,7 @@
   evaluation methods (``test``, ``evaluate``, ``inference``, ``infer``), ``generate`` methods of any class
   (decoding loops) and hooks (``on_*``, ``*_epoch_end``),
   ``*Callback`` classes, ``fit`` methods, ``plot*``/``visualize*`` functions, code that moves tensors
-  to the CPU on purpose (``.cpu()``, ``.numpy()``, in an ``nn.Module`` outside its
+  to the CPU on purpose (``.cpu()``, ``.numpy()`` of a tensor or an untyped value, in an ``nn.Module`` outside its
   ``forward``: metrics, plots, export), code in modules whose path says host code (tests,
   ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...), the
   top-level statements of a script (a module with an ``if __name__ ==

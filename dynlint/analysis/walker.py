@@ -2767,7 +2767,10 @@ class Analyzer:
             owner, _, name = self._function_id().rpartition(".")
             if owner != self.classes[-1].id or name in ("forward", "__call__"):
                 return False
-        return self.kind(func.value) in TENSORISH
+        # on a tensor, or on a value the analysis cannot type (`preds.cpu().numpy()` of an unannotated
+        # parameter: judged host-only code every time in functions nothing calls)
+        kind = self.kind(func.value)
+        return kind in TENSORISH or kind is None
 
     def _drives_a_model(self, func: ast.expr, qual: str | None) -> bool:
         if qual is not None or (self.classes and self.classes[-1].is_module):
