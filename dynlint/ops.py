@@ -663,7 +663,7 @@ HOST_FUNCTION_WORDS = frozenset({"export", "onnx", "load", "save", "serialize", 
 #: unless compiled or training code reaches it (chronos' ``BaseChronosPipeline``, whisper's
 #: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``),
 #: nor ``*Generator`` (mmdet's ``AnchorGenerator``, a plain class, makes priors inside a head's forward)
-INFERENCE_CLASS_SUFFIXES = ("Pipeline", "Predictor", "Inferencer", "Decoder")
+INFERENCE_CLASS_SUFFIXES = ("Pipeline", "Predictor", "Inferencer", "Decoder", "Player")  # Player: an RL policy played
 #: an nn.Module named so whose forward is under @torch.no_grad()/@torch.inference_mode() is an inference
 #: wrapper (doctr's OCRPredictor), not a model: its forward is host code (not torchvision's FastRCNNPredictor,
 #: a head with a plain forward)
