@@ -299,12 +299,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("gfpgan", "1.3.8", "dev", "face restoration: GFPGAN StyleGAN2-based generator, facial component discriminators, restorer"),
     # added on 2026-11-27 (tenth session, at its end, while the twenty-first set was being measured), before
     # dynlint was ever run on them: a twenty-second held-out set (hazards picked; measured by a later session)
-    Package("captum", "0.9.0", "held-out", "model interpretability: integrated gradients, DeepLift, occlusion, layer/neuron attributions, TCAV"),
-    Package("torchattacks", "3.5.1", "held-out", "adversarial attacks: PGD, CW, AutoAttack, DeepFool, Square, FAB, multi-attack wrappers"),
-    Package("mattersim", "1.2.3", "held-out", "materials simulation: M3GNet/Graphormer potentials, graph conversion, ASE calculators, fine-tuning"),
-    Package("sample-factory", "2.1.1", "held-out", "asynchronous RL: APPO learner, actor-critic models, rollout workers, batching, V-trace"),
-    Package("vocos", "0.1.0", "held-out", "neural vocoder: ConvNeXt backbone, ISTFT/MDCT heads, EnCodec feature extractor, discriminators"),
-    Package("realesrgan", "0.3.0", "held-out", "image super-resolution: Real-ESRGAN model, degradation pipeline, tiled inference, SRVGG"),
+    # measured once, held out, at 530e49d (recall and a judged sample); moved to dev the same session (eleventh):
+    # changes were then made because of it
+    Package("captum", "0.9.0", "dev", "model interpretability: integrated gradients, DeepLift, occlusion, layer/neuron attributions, TCAV"),
+    Package("torchattacks", "3.5.1", "dev", "adversarial attacks: PGD, CW, AutoAttack, DeepFool, Square, FAB, multi-attack wrappers"),
+    Package("mattersim", "1.2.3", "dev", "materials simulation: M3GNet/Graphormer potentials, graph conversion, ASE calculators, fine-tuning"),
+    Package("sample-factory", "2.1.1", "dev", "asynchronous RL: APPO learner, actor-critic models, rollout workers, batching, V-trace"),
+    Package("vocos", "0.1.0", "dev", "neural vocoder: ConvNeXt backbone, ISTFT/MDCT heads, EnCodec feature extractor, discriminators"),
+    Package("realesrgan", "0.3.0", "dev", "image super-resolution: Real-ESRGAN model, degradation pipeline, tiled inference, SRVGG"),
     # added on 2026-11-27 (eleventh session, at its start), before dynlint was ever run on them: a twenty-third
     # held-out set (hazards picked; measured by a later session)
     Package("compressai", "1.2.8", "held-out", "learned image compression: entropy bottleneck and Gaussian conditional models, hyperprior/autoregressive codecs"),
