@@ -730,6 +730,10 @@ MODEL_NAMES = frozenset((
     "transformer text_encoder vae encoder decoder generator discriminator"
 ).split())
 MODEL_NAME_SUFFIXES = ("_model",)  # det_model, teacher_model, ema_model
+#: attributes of ``self`` that hold the model a class was given as a callable (captum's attribution methods
+#: keep it as ``self.forward_func``): calling one runs the model from outside its forward; only as an
+#: attribute of ``self`` (a local ``forward_func`` is as often a kernel: deepspeed's CUDA transformer op)
+MODEL_ATTRIBUTE_NAMES = frozenset({"forward_func"})
 MODEL_ENTRY_METHODS = frozenset({"forward", "__call__"})
 #: ...and the entry points named by a prefix: ``model.encode_query(...)``, ``model.predict_proba(...)``
 MODEL_ENTRY_PREFIXES = ("generate", "predict", "encode", "decode")

@@ -2782,6 +2782,8 @@ class Analyzer:
         target = func.value if entry else func
         name = target.attr if type(target) is ast.Attribute else target.id if type(target) is ast.Name else ""
         name = name.lower().lstrip("_")
+        if name in ops.MODEL_ATTRIBUTE_NAMES:
+            return type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self"
         return name in ops.MODEL_NAMES or name.endswith(ops.MODEL_NAME_SUFFIXES)
 
     def _arg_fact(self, arg: ast.expr) -> tuple:
