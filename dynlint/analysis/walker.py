@@ -2664,7 +2664,8 @@ class Analyzer:
     def _record_call(self, node: ast.Call) -> None:
         func = node.func
         qual = self.qualname(func)
-        root = ROOT_DRIVER if self._drives_a_model(func, qual) else ROOT_TO_HOST if self._moves_to_host(func) else None
+        root = ROOT_DRIVER if self._drives_a_model(func, qual) or self._hands_over_the_model(node) else \
+            ROOT_TO_HOST if self._moves_to_host(func) else None
         if root is not None:
             # code that runs a model from outside its forward (a pipeline, a predictor, an eval
             # loop), or that moves tensors to the CPU on purpose (.cpu(), .numpy(): metrics, plots,
@@ -2785,6 +2786,14 @@ class Analyzer:
         if name in ops.MODEL_ATTRIBUTE_NAMES:
             return type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self"
         return name in ops.MODEL_NAMES or name.endswith(ops.MODEL_NAME_SUFFIXES)
+
+    def _hands_over_the_model(self, node: ast.Call) -> bool:
+        """``_run_forward(self.forward_func, inputs)``: the model a class keeps as a callable, handed to a
+        helper that runs it (captum's attribution methods, outside any nn.Module)."""
+        if self.classes and self.classes[-1].is_module:
+            return False
+        return any(type(arg) is ast.Attribute and arg.attr in ops.MODEL_ATTRIBUTE_NAMES and type(arg.value) is ast.Name
+                   and arg.value.id == "self" for arg in [*node.args, *(k.value for k in node.keywords)])
 
     def _arg_fact(self, arg: ast.expr) -> tuple:
         return (relevant(self.kind(arg), sizes=True), not self.uncertain(arg))
