@@ -2191,10 +2191,9 @@ class Analyzer:
         found = self._steppers
         if found is None:
             ids: set[int] = set()
-            names: set[str] = set()
-            methods: set[tuple[int, str]] = set()
+            steppers: set = set()  # a function's name, or (its class node's id, its name) for a method
             if _mentions_a_step("\n".join(self.lines)):
-                functions = []  # (node, id of its class or None, plain names and self methods it calls)
+                functions = []  # (node, id of the class it is a method of, or None)
                 pending = [(self.tree, None)]
                 while pending:
                     parent, owner = pending.pop()
@@ -2206,8 +2205,8 @@ class Analyzer:
                         elif t is ast.ClassDef:
                             pending.append((child, id(child)))
                         else:
-                            pending.append((child, None if owner is None else owner))
-                calls = {}
+                            pending.append((child, owner))  # a method defined under an `if` in the class body
+                calls = {}  # id of a function -> the names and (class id, method) it calls outside its loops
                 for function, owner in functions:
                     called = set()
                     for node in _direct_nodes(function):
@@ -2219,22 +2218,18 @@ class Analyzer:
                                     and func.value.id == "self":
                                 called.add((owner, func.attr))
                     calls[id(function)] = called
-                for function, owner in functions:
-                    if _is_training_loop(function):
-                        ids.add(id(function))
-                        (names.add(function.name) if owner is None else methods.add((owner, function.name)))
+                stepping = {id(function) for function, _ in functions if _is_training_loop(function)}
                 changed = True
                 while changed:  # a function calling a step function outside its loops is one too
                     changed = False
                     for function, owner in functions:
-                        if id(function) in ids:
-                            continue
-                        called = calls[id(function)]
-                        if any(c in names if type(c) is str else c in methods for c in called):
+                        if id(function) not in ids and (id(function) in stepping
+                                                        or not calls[id(function)].isdisjoint(steppers)):
                             ids.add(id(function))
-                            (names.add(function.name) if owner is None else methods.add((owner, function.name)))
+                            steppers.add(function.name if owner is None else (owner, function.name))
                             changed = True
-            found = self._steppers = (frozenset(ids), frozenset(names), frozenset(methods))
+            names = frozenset(k for k in steppers if type(k) is str)
+            found = self._steppers = (frozenset(ids), names, frozenset(steppers) - names)
         return found
 
     def visit_While(self, node) -> None:

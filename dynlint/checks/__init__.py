@@ -154,8 +154,8 @@ class Dispatch:
     """The handlers of the enabled rules, indexed by event (and for calls by callee), built
     once per analysis."""
 
-    __slots__ = ("subscript", "subscript_store", "branch", "loop", "format", "repeat", "by_function", "by_method", "by_keyword",
-                 "by_prefix", "any_receiver")
+    __slots__ = ("subscript", "subscript_store", "branch", "loop", "format", "repeat", "by_function", "by_method",
+                 "by_keyword", "by_prefix", "any_receiver")
 
     def __init__(self, rules, settings: dict[str, tuple[str, ...]] | None = None):
         """``settings``: setting name -> the qualified names it lists (see ``Rule.on_call``)."""
