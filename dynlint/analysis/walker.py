@@ -2020,19 +2020,18 @@ class Analyzer:
             self.bind(target, kind, node.value)
             if type(target) is ast.Subscript and type(target.slice) is ast.Constant \
                     and type(target.slice.value) is str:
-                self._store_key(target.slice.value, node.value, kind)
+                self._store_key(target.slice.value, node.value)
 
     def visit_Dict(self, node: ast.Dict) -> None:
         self.generic_visit(node)
         for key, value in zip(node.keys, node.values):
             if type(key) is ast.Constant and type(key.value) is str:
-                self._store_key(key.value, value, None)
+                self._store_key(key.value, value)
 
-    def _store_key(self, key: str, value: ast.expr, kind) -> None:
+    def _store_key(self, key: str, value: ast.expr) -> None:
         """A value stored under a string key of a dict: what dicts of unknown origin may hold under it (a
         value of unknown kind, or one only presumed a tensor, says nothing)."""
-        if kind is None:
-            kind = self.kind(value)
+        kind = self.kind(value)
         if kind is None or (kind in TENSORISH and self.uncertain(value)):
             return
         if kind not in TENSORISH:
