@@ -64,8 +64,48 @@ _UNPAD_ADVICE = ("keep the padded batch and pass the mask to the attention kerne
 THIRD_PARTY_UNPAD = frozenset(
     f"flash_attn.bert_padding.{name}" for name in ("unpad_input", "unpad_input_for_concatenated_sequences"))
 DYNAMIC_FUNCTIONS.update({name: ("DYN105", _UNPAD_ADVICE) for name in THIRD_PARTY_UNPAD})
+#: PyTorch Geometric's graph utilities (``torch_geometric.utils``, read in 2.8.1's source) whose output size comes
+#: from the data: they select edges or nodes with a boolean mask, call ``nonzero``, or read ``int(x.max())``
+#: to size their output. Measured on torch 2.13 with torch_geometric 2.8.1 (``torch._dynamo.explain``):
+#: "Dynamic shape operator" (remove_self_loops, dense_to_sparse, subgraph) or "Tensor.item()" (to_dense_adj, even
+#: with every size given: it still tests ``idx.max() >= max_num_nodes``; coalesce). Each listed under
+#: ``torch_geometric.utils`` and its defining module.
+_PYG_ADVICE = ("prepare the graph outside the compiled region (in the dataset or before the compiled call) and "
+               "pass the result in")
+_PYG_MODULES: dict[str, tuple[str, ...]] = {
+    "loop": ("remove_self_loops", "segregate_self_loops", "contains_self_loops", "add_remaining_self_loops"),
+    "sparse": ("dense_to_sparse",),
+    "_to_dense_adj": ("to_dense_adj",),
+    "_subgraph": ("subgraph", "bipartite_subgraph", "k_hop_subgraph"),
+    "dropout": ("dropout_edge", "dropout_node", "dropout_adj"),
+    "isolated": ("remove_isolated_nodes", "contains_isolated_nodes"),
+    "_coalesce": ("coalesce",),
+    "undirected": ("to_undirected", "is_undirected"),
+    "_unbatch": ("unbatch", "unbatch_edge_index"),
+    "laplacian": ("get_laplacian",),
+}
+THIRD_PARTY_GRAPH = frozenset(
+    name
+    for module, functions in _PYG_MODULES.items()
+    for function in functions
+    for name in (f"torch_geometric.utils.{function}", f"torch_geometric.utils.{module}.{function}")
+)
+DYNAMIC_FUNCTIONS.update({name: ("DYN105", _PYG_ADVICE) for name in THIRD_PARTY_GRAPH})
+#: PyTorch Geometric utilities that read ``int(index.max()) + 1`` (``maybe_num_nodes``) or the largest batch
+#: only when a size is not given: qualified name -> the arguments (keyword, position) that, all given, make the
+#: output static (measured as above: ``degree(index)`` breaks, ``degree(index, n)`` compiles into one graph)
+SIZED_UNLESS_GIVEN: dict[str, tuple[tuple[str, int], ...]] = {
+    name: sizes
+    for function, module, sizes in (
+        ("degree", "_degree", (("num_nodes", 1),)),
+        ("add_self_loops", "loop", (("num_nodes", 3),)),
+        ("to_dense_batch", "_to_dense_batch", (("max_num_nodes", 3), ("batch_size", 4))),
+    )
+    for name in (f"torch_geometric.utils.{function}", f"torch_geometric.utils.{module}.{function}")
+}
+
 #: third-party functions a project may define (or vendor) itself: then its own body is checked instead
-THIRD_PARTY_DYNAMIC = THIRD_PARTY_NMS | THIRD_PARTY_UNPAD
+THIRD_PARTY_DYNAMIC = THIRD_PARTY_NMS | THIRD_PARTY_UNPAD | THIRD_PARTY_GRAPH | frozenset(SIZED_UNLESS_GIVEN)
 
 #: tensor method -> (code, what to do instead, tensor_specific)
 #: ``tensor_specific``: no common non-tensor type has this method, so an

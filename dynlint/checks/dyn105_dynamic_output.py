@@ -8,7 +8,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import TENSORISH
-from dynlint.analysis.syntax import argument, keyword
+from dynlint.analysis.syntax import argument, is_constant, keyword
 from dynlint.checks import Scope, rule
 from dynlint.checks._dynamic_ops import functions_of, methods_of, report_function, report_method
 
@@ -43,6 +43,21 @@ def check_one_hot(a, node: ast.Call, qual, method, receiver) -> None:
                                and num_classes.operand.value == 1):
         a.report(RULE, node, "`F.one_hot` without num_classes reads the maximum value to size its "
                  "output; pass num_classes=<number of classes>")
+
+
+@RULE.on_call(functions=frozenset(ops.SIZED_UNLESS_GIVEN))
+def check_sized_unless_given(a, node: ast.Call, qual, method, receiver) -> None:
+    if a.is_project(qual):
+        return  # the project's own degree/to_dense_batch (PyTorch Geometric checked as a project): its body is checked
+    if any(isinstance(arg, ast.Starred) for arg in node.args) or any(k.arg is None for k in node.keywords):
+        return  # *args or **kwargs may carry the sizes
+    missing = [name for name, position in ops.SIZED_UNLESS_GIVEN[qual]
+               if (value := argument(node, position, name)) is None or is_constant(value, None)]
+    if missing:
+        short = qual.rsplit(".", 1)[1]
+        given = " and ".join(f"{name}=" for name in missing)
+        a.report(RULE, node, f"`{short}` without {given} reads tensor values to size its output (a sync and a "
+                 f"graph break); pass {given}")
 
 
 @RULE.on_call(setting="extend_dynamic_ops")
