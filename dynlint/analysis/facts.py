@@ -161,6 +161,12 @@ def ref_named(method: str) -> tuple:
     return ("n", method)
 
 
+def ref_site(method: str) -> tuple:
+    """A call of ``method`` on a receiver of unknown type whose name says nothing definite: no edge, only a
+    call site (regions: ``model.compress(x)`` in host code makes an otherwise uncalled ``compress`` host)."""
+    return ("u", method)
+
+
 # --- joins --------------------------------------------------------------------------------
 
 def join_contributions(contributions) -> tuple | None:

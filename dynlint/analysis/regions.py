@@ -82,8 +82,13 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
     training: set[str] = set()
     host: set[str] = set()
     drivers: set[str] = set()
+    sites: dict[str, list[tuple[str, str]]] = {}  # method name -> (caller, context) of calls on unknown receivers
+    scripts: set[str] = set()
     for facts in table.files:
         for caller, ref, _args, _keywords, _star, context in facts.calls:
+            if ref[0] == "u":
+                sites.setdefault(ref[1], []).append((caller, context))
+                continue
             for target in _targets(table, ref):
                 edges.setdefault(caller, []).append((target, context))
                 if context == TRAIN:
@@ -96,6 +101,7 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 target = ref[1]
             if target is None and root == ROOT_HOST and ref[0] == "q" and ref[1] in table.namespaces:
                 target = ref[1]  # a script's own statements (it has an `if __name__ == "__main__":` block)
+                scripts.add(target)
             if target is None:
                 continue
             if root == ROOT_DRIVER:
@@ -169,10 +175,54 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 if module in plot_modules:
                     # plots made from a training loop are made at a few chosen steps, not as part of the step
                     occasional.add(function_id)
+    entries = _uncalled_entries(table, edges, compiled | training | host)
+    regions = _propagate(edges, compiled, training, host, entries, occasional, disabled, driver_methods)
+    # a method nothing calls through a known receiver, whose name is called (on receivers of unknown type) only
+    # from host code outside the test suite: an entry point of that host code (compressai's `compress`, called
+    # as `model.compress(x)` by its evaluation script), host too
+    candidates = _host_called_entries(table, entries, regions, sites, module_of, scripts, hopeful=True)
+    while candidates:
+        trial = _propagate(edges, compiled, training, host | candidates, [f for f in entries if f not in candidates],
+                           occasional, disabled, driver_methods)
+        kept = _host_called_entries(table, candidates, trial, sites, module_of, scripts)
+        if kept == candidates:
+            return trial
+        candidates = kept
+    return regions
+
+
+def _host_called_entries(table: ProjectFacts, entries, regions: dict[str, str],
+                         sites: dict[str, list[tuple[str, str]]], module_of, scripts: set[str],
+                         hopeful: bool = False) -> set[str]:
+    """The uncalled methods whose name is called on receivers of unknown type, every such call standing in
+    host code of a module outside the test suite (given ``regions``; ``compress`` calling
+    ``self.entropy_bottleneck.compress`` is host code once the outer ``compress`` is) or in a script's function
+    nothing calls by name (compressai's ``examples/codec.py`` picks ``encode_image`` from a dict), at least one
+    in host code.  ``hopeful``: a call in code of unknown region may turn out host once these methods are."""
+    found = set()
+    for function_id in entries:
+        owner, _, name = function_id.rpartition(".")
+        calls = sites.get(name)
+        if not calls or owner not in table.classes:
+            continue
+        host_calls = 0
+        for caller, context in calls:
+            region = region_of(caller, context, regions)
+            module = module_of(caller)
+            if region == HOST_REGION and not ops.is_test_module(module or caller):
+                host_calls += 1
+            elif not (region == UNKNOWN and (hopeful or module in scripts)):
+                break
+        else:
+            if host_calls:
+                found.add(function_id)
+    return found
+
+
+def _propagate(edges, compiled, training, host, entries, occasional, disabled, driver_methods) -> dict[str, str]:
     regions: dict[str, str] = {}
     # host last: a function also reached from compiled or training code runs there too, and so may one
     # also reached from an entry point nothing in this run calls (odeint: a user's forward calls it)
-    entries = _uncalled_entries(table, edges, compiled | training | host)
     for region, roots in ((COMPILED, compiled), (TRAINING, training), (UNKNOWN, entries), (HOST_REGION, host)):
         barrier = occasional if region == TRAINING else ()
         pending = deque(f for f in roots if f not in regions and f not in barrier)

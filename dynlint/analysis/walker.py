@@ -33,7 +33,7 @@ from dynlint.analysis.facts import (
     CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, NO_GRAD, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
     ROOT_TO_HOST, ROOT_TRAIN, TRAIN,
     Consumed, FileFacts, ProjectFacts, is_module_base, join_field, join_key, ref_function, ref_method, ref_module_call,
-    ref_named,
+    ref_named, ref_site,
 )
 from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
     DATA, DATA_DERIVED, DICT, DISTRIBUTION, MASK, MODULE, NDARRAY, NOT_TENSOR, OBJ, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH,
@@ -2704,6 +2704,11 @@ class Analyzer:
             func, positional, own_keywords = node.args[forwarding[0]], node.args[forwarding[1]:], forwarding[2]
         ref = self._callee_ref(func)
         if ref is None:
+            if type(func) is ast.Attribute and _site_method(func.attr) and self.kind(func.value) in (None, MODULE):
+                # `model.compress(x)` on a receiver of unknown type (or a module of unknown class): only where the call stands (regions:
+                # a method nothing else calls is host code when every such call site is)
+                self.produced.calls.append((self._function_id(), ref_site(func.attr), (), {}, REFERENCE,
+                                            self.context or CALL))
             return
         args = []
         star = False
@@ -3174,6 +3179,12 @@ def _distinctive_method(name: str) -> bool:
     no name every other object has (``update``, ``step``, ``get_config``)."""
     return "_" in name.strip("_") and len(name) >= 10 and name not in TENSOR_API \
         and name not in ops.GENERIC_METHOD_NAMES and not name.startswith("__")
+
+
+def _site_method(name: str) -> bool:
+    """A method name whose calls on receivers of unknown type are kept as call sites: not a tensor method,
+    a dunder or a name every other object has."""
+    return name not in TENSOR_API and name not in ops.GENERIC_METHOD_NAMES and not name.startswith("__")
 
 
 _TYPE_ALIAS_MARKS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
