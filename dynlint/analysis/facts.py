@@ -38,6 +38,8 @@ COMPILED = "compiled"     # @torch.compile, or passed to torch.compile/checkpoin
 DISABLED = "disabled"     # @torch.compiler.disable / @torch._dynamo.disable: always runs eagerly
 KERNEL = "kernel"         # @triton.jit, @numba.jit, @cuda.jit: not PyTorch code at all
 NO_GRAD = "no_grad"       # a module-level function under @torch.no_grad() / @torch.inference_mode()
+STEPS = "steps"           # a step function: calls backward() or steps an optimizer outside any loop of its own,
+                          # or calls a step function of its file so
 
 # call contexts (where a call stands in its caller)
 CALL = "call"             # an ordinary call
@@ -292,6 +294,7 @@ class ProjectFacts:
           whose class the call graph does not know is then maybe that tensor.
         * ``("subattr", class, name)``: the tensor kind the project's subclasses of a class store under an
           attribute the class itself never sets (a mixin's ``self.queue_ptr``), else None;
+        * ``("steps", callee ref)``: whether the call runs a step function (``STEPS``), whatever file defines it;
         * ``("key", name)``: the tensor kind of what the project's dicts store under the string key ``name``
           when every store whose kind is known stores a tensor (a collater's ``{"n_answers":
           torch.LongTensor(n)}``), else None: ``samples["n_answers"]`` of a dict of unknown origin is then
@@ -353,6 +356,8 @@ class ProjectFacts:
         if kind == "key":
             stored = self.keys.get(key[1])
             return stored if stored in TENSORISH else None
+        if kind == "steps":
+            return self.steps(key[1])
         raise KeyError(key)
 
     # ---------------------------------------------------------------- names
@@ -614,6 +619,13 @@ class ProjectFacts:
         for name in ((ref[2],) if ref[0] == "m" else ("forward", "__call__")):
             found.extend(t for t in self.overrides(owner, name) if t not in found)
         return found
+
+    def steps(self, ref: tuple) -> bool:
+        """A call of ``ref`` runs a step function (of another file: a loop calling it is a training loop), the
+        function it resolves to or, for a method called on an instance, an override in a project subclass."""
+        target, _ = self.callee(ref)
+        targets = ([target] if target is not None else []) + self.overrides_called(ref)
+        return any(STEPS in (self.functions.get(t) or ((),) * 6)[5] for t in targets)
 
     def tensor_arguments(self, ref: tuple) -> tuple | None:
         """(positions, keywords) of a call's arguments that the callee's own code shows to be tensors; for a

@@ -11,7 +11,8 @@
   not an epoch loop around it, nor a loop in a test suite; a ``while True: try:`` retry
   or a loop over optimizers, micro-batches or accumulation steps inside it hides nothing),
   or calls a step function of its file (by name, or as ``self.<method>`` of its class:
-  Composer's ``_train_batch``), a step function (one that does so itself outside any loop
+  Composer's ``_train_batch``) or of another file (through a subclass's override: rl-games'
+  ``train_actor_critic``), a step function (one that does so itself outside any loop
   of its own, or calls another step function so), the generator a training loop iterates
   (``self._iter_dataloader()``), what they call (a host sync
   there stalls Gaudi/XLA lazy mode each step) except plotting and evaluation modules and
@@ -42,6 +43,8 @@
   top-level statements of a script (a module with an ``if __name__ ==
   "__main__":`` block) and a module-level ``main()``, and anything reachable only
   from them;
+  An uncalled method whose name is called on values of unknown type only from host code outside the
+  test suite (``model.compress(x)`` in an evaluation script) is host code too;
 * ``unknown`` — nothing in this run reaches it (a library checked alone), or only
   an entry point nothing in this run calls and host code reach it.
 

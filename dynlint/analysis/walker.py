@@ -31,7 +31,7 @@ from dynlint import checks, ops
 from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
     CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, NO_GRAD, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
-    ROOT_TO_HOST, ROOT_TRAIN, TRAIN,
+    ROOT_TO_HOST, ROOT_TRAIN, STEPS, TRAIN,
     Consumed, FileFacts, ProjectFacts, is_module_base, join_field, join_key, ref_function, ref_method, ref_module_call,
     ref_named, ref_site,
 )
@@ -1467,6 +1467,8 @@ class Analyzer:
         function_id = f"{cls.id}.{node.name}" if cls is not None else (
             f"{self.module}.{node.name}" if self.scope is self.module_scope else f"{self._function_id()}.{node.name}")
         flags = self._decoration(node)
+        if not self._in_tests and id(node) in self._step_functions()[0]:
+            flags.add(STEPS)  # a loop of another file calling it is a training loop (rl-games' train_actor_critic)
         bound = bool(cls and node.args.args and not _is_staticmethod(node))
         args = node.args
         positional = tuple(a.arg for a in args.posonlyargs + args.args)
@@ -2169,8 +2171,6 @@ class Analyzer:
         or, as ``self.<name>(...)``, such a method of the class it is in (Composer's ``Trainer._train_loop``:
         ``self._train_batch(...)`` steps the optimizers, ``self._train_microbatch`` calls ``backward()``)."""
         steppers = self._step_functions()
-        if not steppers[0]:
-            return False  # most files: no function of theirs steps an optimizer
         if isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return id(loop) in steppers[0]
         cls = self.classes[-1].node if self.classes else None
@@ -2182,7 +2182,25 @@ class Analyzer:
                 if cls is not None and type(func) is ast.Attribute and type(func.value) is ast.Name \
                         and func.value.id == "self" and (id(cls), func.attr) in steppers[2]:
                     return True
+                # a step function of another file (a method a subclass elsewhere overrides: rl-games'
+                # `A2CBase.train_epoch` calls `self.train_actor_critic(...)`, which `A2CAgent` defines to step)
+                ref = self._step_call_ref(func)
+                if ref is not None and self.ask(("steps", ref)):
+                    return True
         return False
+
+    def _step_call_ref(self, func: ast.expr) -> tuple | None:
+        """The project function (``name(...)``) or method of this class (``self.name(...)``) a call in a loop
+        runs, found without inferring kinds: the loop's body has not been walked yet."""
+        if type(func) is ast.Name:
+            qual = self.qualname(func)
+            return ref_function(qual) if qual is not None and self._is_project(qual) else None
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self" \
+                and self.classes and self.classes[-1].id and self._self_is_instance():
+            info = self.classes[-1]
+            known, _ = self._self_attr(info, func.attr)
+            return None if known else ref_method(info.id, func.attr)
+        return None
 
     def _step_functions(self) -> tuple[frozenset, frozenset, frozenset]:
         """This file's step functions (computed once per file): their nodes' ids, the names of those not in a
