@@ -438,6 +438,12 @@ COMPARING_BUILTINS: dict[str, tuple[tuple[str, str], str]] = {
 TENSOR_ITERATION_METHODS = frozenset({"unbind", "split", "tensor_split"})
 TENSOR_ITERATION_FUNCTIONS = frozenset({"torch.unbind", "torch.split", "torch.tensor_split"})
 ITERATION_WRAPPERS = frozenset({"enumerate", "zip", "reversed"})
+#: calls that wrap a loop's iterable, their first argument (``enumerate(self._iter_batches())``,
+#: ``tqdm(loader)``): what the loop really iterates is inside (the training step's generator, regions)
+ITERABLE_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
+#: builtins (and tqdm) that make a loop's iterable: a call of one is not a project generator
+BUILTIN_ITERABLES = frozenset({"range", "enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "map",
+                               "filter", "tqdm", "len", "dict", "set"})
 #: builtins that iterate a tensor argument's rows in Python (one compile per length, measured)
 ITERATING_BUILTINS = frozenset({"sum", "list", "tuple"})
 

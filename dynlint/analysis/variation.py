@@ -126,19 +126,26 @@ def _model_size(a, name: str) -> bool:
     return bool(reads) and all(_weight_tensor(_read_tensor(read)) for read in reads)
 
 
+def _top_level_unpackings(a):
+    """``(targets, value)`` of the enclosing function's top-level ``a, b = value`` statements (a tuple or
+    list of targets), in order."""
+    function = _enclosing_function(a)
+    if function is None:
+        return
+    for statement in function.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], (ast.Tuple, ast.List)):
+            yield statement.targets[0].elts, statement.value
+
+
 def _unpacked_value(a, name: str) -> ast.expr | None:
     """``x_len, pos_len = x.shape[1], pos_embed.shape[1]`` at the enclosing function's top level: the value
     unpacked into ``name``."""
-    function = _enclosing_function(a)
-    if function is None:
-        return None
-    for statement in function.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Tuple) and isinstance(statement.value, ast.Tuple) \
-                and len(statement.targets[0].elts) == len(statement.value.elts):
-            for target, value in zip(statement.targets[0].elts, statement.value.elts):
+    for targets, value in _top_level_unpackings(a):
+        if isinstance(value, ast.Tuple) and len(targets) == len(value.elts):
+            for target, element in zip(targets, value.elts):
                 if isinstance(target, ast.Name) and target.id == name:
-                    return value
+                    return element
     return None
 
 
@@ -215,15 +222,8 @@ def _enclosing_function(a) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
 
 def _unpacked_dim(a, name: str):
     """``b, c, h, w = x.shape`` (also ``x.size()``) at the enclosing function's top level: (x, position)."""
-    function = _enclosing_function(a)
-    if function is None:
-        return None
-    for statement in function.body:
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], (ast.Tuple, ast.List))):
-            continue
-        value = statement.value
-        tensor, start = None, 0
+    for targets, value in _top_level_unpackings(a):
+        tensor = None
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice) and value.slice.lower is None \
                 and value.slice.step is None:
             value = value.value  # x.shape[:2]
@@ -234,11 +234,11 @@ def _unpacked_dim(a, name: str):
             tensor = value.func.value
         if tensor is None:
             continue
-        for position, element in enumerate(statement.targets[0].elts):
+        for position, element in enumerate(targets):
             if isinstance(element, ast.Starred):
                 return None
             if isinstance(element, ast.Name) and element.id == name:
-                return tensor, start + position
+                return tensor, position
     return None
 
 

@@ -3404,7 +3404,7 @@ _DISPLAYS = (ast.List, ast.Tuple, ast.ListComp)
 def _project_generator_call(iterable) -> bool:
     """A loop's iterable that calls one of the project's own functions or methods (``self._iter_batches()``,
     ``enumerate(get_batches(loader))``), not a builtin or a loader."""
-    while type(iterable) is ast.Call and type(iterable.func) is ast.Name and iterable.func.id in _ITERATION_WRAPPERS \
+    while type(iterable) is ast.Call and type(iterable.func) is ast.Name and iterable.func.id in ops.ITERABLE_WRAPPERS \
             and iterable.args:
         iterable = iterable.args[0]
     if type(iterable) is not ast.Call:
@@ -3412,14 +3412,9 @@ def _project_generator_call(iterable) -> bool:
     func = iterable.func
     if type(func) is ast.Attribute:
         return type(func.value) is ast.Name and func.value.id == "self"
-    return type(func) is ast.Name and func.id not in _BUILTIN_ITERABLES
+    return type(func) is ast.Name and func.id not in ops.BUILTIN_ITERABLES
 
 
-#: calls that wrap a loop's iterable: the iterable is their first argument
-_ITERATION_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
-#: builtins that make a loop's iterable
-_BUILTIN_ITERABLES = frozenset({"range", "enumerate", "zip", "iter", "list", "tuple", "sorted", "reversed", "map",
-                                "filter", "tqdm", "len", "dict", "set"})
 
 
 _TRY_STATEMENTS = (ast.Try, getattr(ast, "TryStar", ast.Try))
