@@ -236,6 +236,12 @@ NON_TENSOR_TORCH = frozenset(
 NON_TENSOR_TORCH_NAME_PREFIXES = ("get_", "set_", "use_", "is_autocast")
 #: ...except these, which take a tensor
 TENSOR_TORCH_SETTING_NAMES = frozenset({"get_device"})
+#: torch's dtype names (``torch.bfloat16``...): a value compared with one is a dtype, not a tensor
+TORCH_DTYPES = frozenset(
+    "float32 float float64 double float16 half bfloat16 complex32 complex64 cfloat complex128 cdouble uint8 uint16 "
+    "uint32 uint64 int8 int16 short int32 int int64 long bool float8_e4m3fn float8_e5m2 float8_e4m3fnuz "
+    "float8_e5m2fnuz quint8 qint8 qint32 quint4x2".split()
+)
 #: torch functions returning Python data computed from tensor values
 DATA_TORCH_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
 

@@ -1011,6 +1011,12 @@ class Analyzer:
             if len(node.ops) == 1 and type(node.ops[0]) in (ast.Eq, ast.NotEq) and (
                     _is_constant_none(node.left) or _is_constant_none(node.comparators[0])):
                 return PY  # `mask != None`: a tensor compared with None is a Python bool (identity), no data read
+            if len(node.ops) == 1 and type(node.ops[0]) in (ast.Eq, ast.NotEq) and (
+                    _is_text_constant(node.left) or _is_text_constant(node.comparators[0])
+                    or self._is_torch_dtype(node.left) or self._is_torch_dtype(node.comparators[0])):
+                # `logger == "current"`, `dtype == torch.bfloat16`: no tensor is ever compared with a string or a
+                # dtype (a tensor would give a Python bool, and its values are not read): a plain value's test
+                return PY
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 if _a_key(node.left):
                     return PY  # a key looked up in a dict, never in a tensor
@@ -1118,6 +1124,13 @@ class Analyzer:
             if "self" in scope.kinds:
                 return scope.node is not None and scope.name != "<lambda>"
         return False
+
+    def _is_torch_dtype(self, node: ast.expr) -> bool:
+        """``torch.bfloat16``, ``torch.float32``: a dtype constant (``torch.<name>`` of ``ops.TORCH_DTYPES``)."""
+        if type(node) is not ast.Attribute:
+            return False
+        qual = self.qualname(node)
+        return qual is not None and qual.startswith("torch.") and qual[6:] in ops.TORCH_DTYPES
 
     def _is_project(self, qualname: str) -> bool:
         return qualname.split(".", 1)[0] in self.project_roots
@@ -1282,6 +1295,8 @@ class Analyzer:
         namespace, _, last = qual.rpartition(".")
         if last.startswith(("is_", "are_")):
             return PY  # torch.is_autocast_cache_enabled(), torch.is_same_size(a, b): Python bools
+        if namespace == "torch" and last.startswith(ops.NON_TENSOR_TORCH_NAME_PREFIXES):
+            return PY  # global settings: torch.get_autocast_gpu_dtype() is a dtype, torch.get_device(t) an int
         if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional."):
             if qual in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"):
                 return TENSOR
@@ -2145,7 +2160,14 @@ class Analyzer:
         finally:
             self.context = outer
         self.visit_target(node.target)
-        self.bind(node.target, _iteration_kind(self.kind(node.iter)), maybe=self.uncertain(node.iter))
+        iterable = node.iter
+        if type(iterable) in (ast.Tuple, ast.List) and iterable.elts and type(node.target) is ast.Name \
+                and all(type(e) is not ast.Starred and self.kind(e) == PY for e in iterable.elts):
+            element = PY  # `for kernel in kernel_size, gaussian_size:`: one of these plain values, whatever the
+            # name holds later in the function (piq's `kernel = gaussian_filter(...)`)
+        else:
+            element = _iteration_kind(self.kind(iterable))
+        self.bind(node.target, element, maybe=self.uncertain(iterable))
         if training:
             self.context = TRAIN
         try:
@@ -3189,6 +3211,10 @@ def _join_paths(previous, was_maybe: bool, was_partial: bool, kind, maybe: bool,
         or was_partial or partial
     kind, join_maybe = join(previous, kind)
     return kind, maybe or join_maybe or was_maybe, sure_tensor and kind in TENSORISH
+
+
+def _is_text_constant(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and type(node.value) in (str, bytes)
 
 
 def _distinctive_method(name: str) -> bool:
