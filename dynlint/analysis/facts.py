@@ -714,26 +714,33 @@ class ProjectFacts:
                 if star == REFERENCE:
                     continue
                 target, bound = self.callee(ref)
-                record = self.functions.get(target) if target else None
-                if record is None:
-                    continue
-                positional, keyword_only, has_varargs, has_varkw, _bound, _flags = record
-                names = positional[1:] if bound and (record[4] or bound == CTX) else positional
-                given = set()
-                for name, value in zip(names, args):
-                    contributions.setdefault((target, name), []).append(value)
-                    given.add(name)
-                for name, value in keywords.items():
-                    if name in names or name in keyword_only:
-                        contributions.setdefault((target, name), []).append(value)
-                        given.add(name)
-                for name in list(names[len(args):]) + list(keyword_only):
-                    if name not in given:
-                        # omitted: the default (a plain value), or hidden in *args/**kwargs
-                        # (a plain default, or hidden in *args/**kwargs: not a tensor this walk knows of)
-                        contributions.setdefault((target, name), []).append((None, False))
+                # `self.compute_distance(x_features, ...)` in a base class passes its arguments to whichever
+                # override runs (piq's StyleLoss.compute_distance gets ContentLoss.forward's feature lists)
+                for callee in ([target] if target else []) + (self.overrides_called(ref) if ref[0] == "m" else []):
+                    self._contribute(contributions, callee, bound, args, keywords)
         return {key: joined for key, values in contributions.items()
                 if (joined := join_contributions(values)) is not None}
+
+    def _contribute(self, contributions: dict, target: str, bound, args, keywords) -> None:
+        """What one call passes to each parameter of ``target``."""
+        record = self.functions.get(target)
+        if record is None:
+            return
+        positional, keyword_only, has_varargs, has_varkw, _bound, _flags = record
+        names = positional[1:] if bound and (record[4] or bound == CTX) else positional
+        given = set()
+        for name, value in zip(names, args):
+            contributions.setdefault((target, name), []).append(value)
+            given.add(name)
+        for name, value in keywords.items():
+            if name in names or name in keyword_only:
+                contributions.setdefault((target, name), []).append(value)
+                given.add(name)
+        for name in list(names[len(args):]) + list(keyword_only):
+            if name not in given:
+                # omitted: the default (a plain value), or hidden in *args/**kwargs: not a tensor this walk
+                # knows of
+                contributions.setdefault((target, name), []).append((None, False))
 
 
 def _is_method_id(function_id: str, table: ProjectFacts) -> bool:

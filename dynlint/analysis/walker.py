@@ -1690,6 +1690,13 @@ class Analyzer:
                 passed = self.ask(("param", scope.id, name))
                 if passed is not None and type(passed[0]) is tuple and passed[0][0] in (TUPLE, SEQ, DICT):
                     kind, maybe = passed
+            if kind in TENSORISH and not maybe and annotation is not None:
+                passed = self.ask(("param", scope.id, name))
+                if passed is not None and not passed[1] and type(passed[0]) is tuple \
+                        and passed[0][0] in (TUPLE, SEQ):
+                    # every caller passes a list or tuple (piq's `compute_distance(self, x_features:
+                    # torch.Tensor)` gets the list of per-layer feature maps): the annotation is wrong
+                    kind = passed[0]
             if kind is not None:
                 scope.declared[name] = kind
                 if kind in TENSORISH and not maybe:
