@@ -57,6 +57,11 @@ _WEIGHT_WORDS = frozenset({"weight", "bias", "codebook", "kernel", "table",
                            # one row per feature level: deformable attention's ``spatial_shapes`` (num_levels, 2)
                            "shapes", "levels"})
 _WEIGHT_PREFIXES = ("rel_pos", "pos_embed", "pos_emb", "absolute_pos")
+#: words that make ``*_weights`` one weight per item of the data (``token_weights``, ``node_weights``)
+_PER_ITEM_WORDS = frozenset({"sample", "samples", "token", "tokens", "seq", "frame", "frames", "node", "nodes",
+                             "edge", "edges", "atom", "atoms", "pixel", "pixels", "point", "points", "instance",
+                             "instances", "example", "examples", "batch", "item", "items", "elem", "element", "per",
+                             "box", "boxes", "anchor", "anchors", "query", "queries", "target", "targets"})
 
 # tensors built from Python values: their rows are what the code put there
 _BUILT_FROM_VALUES = frozenset({
@@ -339,6 +344,9 @@ def _names_a_weight(identifier: str) -> bool:
     words = {word.lower() for word in _WORD_SPLIT.split(identifier) if word}
     if "sample" in words:
         return False  # sample_weight: one per sample
+    if "weights" in words and len(words) > 1 and words.isdisjoint(_PER_ITEM_WORDS):
+        return True  # scale_weights, class_weights, layer_weights: one per configured scale, class or layer
+        # (a bare `weights` is as often one per sample)
     return not _WEIGHT_WORDS.isdisjoint(words) or identifier.lower().startswith(_WEIGHT_PREFIXES)
 
 
