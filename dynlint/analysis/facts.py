@@ -38,6 +38,7 @@ COMPILED = "compiled"     # @torch.compile, or passed to torch.compile/checkpoin
 DISABLED = "disabled"     # @torch.compiler.disable / @torch._dynamo.disable: always runs eagerly
 KERNEL = "kernel"         # @triton.jit, @numba.jit, @cuda.jit: not PyTorch code at all
 NO_GRAD = "no_grad"       # a module-level function under @torch.no_grad() / @torch.inference_mode()
+OVERRIDE = "override"      # a call that reaches a method as an override of the one it names (params)
 STEPS = "steps"           # a step function: calls backward() or steps an optimizer outside any loop of its own,
                           # or calls a step function of its file so
 
@@ -294,6 +295,8 @@ class ProjectFacts:
           whose class the call graph does not know is then maybe that tensor.
         * ``("subattr", class, name)``: the tensor kind the project's subclasses of a class store under an
           attribute the class itself never sets (a mixin's ``self.queue_ptr``), else None;
+        * ``("passed", function, name)``: what every call passes, calls of a base class's method that reach this
+          override included (``("param", ...)`` leaves them out);
         * ``("steps", callee ref)``: whether the call runs a step function (``STEPS``), whatever file defines it;
         * ``("key", name)``: the tensor kind of what the project's dicts store under the string key ``name``
           when every store whose kind is known stores a tensor (a collater's ``{"n_answers":
@@ -358,6 +361,13 @@ class ProjectFacts:
             return stored if stored in TENSORISH else None
         if kind == "steps":
             return self.steps(key[1])
+        if kind == "passed":
+            if not self.callers:
+                return None
+            if self._params_solved is None:
+                self._params_solved = self._solve_params()
+            found = self._params_solved.get((key[1], key[2], OVERRIDE))
+            return found if found is not None else self._params_solved.get((key[1], key[2]))
         raise KeyError(key)
 
     # ---------------------------------------------------------------- names
@@ -714,15 +724,22 @@ class ProjectFacts:
                 if star == REFERENCE:
                     continue
                 target, bound = self.callee(ref)
-                # `self.compute_distance(x_features, ...)` in a base class passes its arguments to whichever
-                # override runs (piq's StyleLoss.compute_distance gets ContentLoss.forward's feature lists)
-                for callee in ([target] if target else []) + (self.overrides_called(ref) if ref[0] == "m" else []):
-                    self._contribute(contributions, callee, bound, args, keywords)
+                if target:
+                    self._contribute(contributions, target, bound, args, keywords)
+                if ref[0] == "m":
+                    # `self.compute_distance(x_features, ...)` in a base class passes its arguments to whichever
+                    # override runs (piq's StyleLoss.compute_distance gets ContentLoss.forward's feature lists):
+                    # kept apart, to test an override's annotations (``("passed", ...)``)
+                    for override in self.overrides_called(ref):
+                        self._contribute(contributions, override, bound, args, keywords, OVERRIDE)
+        for key in [k for k in contributions if len(k) == 3]:
+            contributions[key] = contributions.get(key[:2], []) + contributions[key]  # every call, override or not
         return {key: joined for key, values in contributions.items()
                 if (joined := join_contributions(values)) is not None}
 
-    def _contribute(self, contributions: dict, target: str, bound, args, keywords) -> None:
-        """What one call passes to each parameter of ``target``."""
+    def _contribute(self, contributions: dict, target: str, bound, args, keywords, tag: str = "") -> None:
+        """What one call passes to each parameter of ``target`` (keyed ``(target, name)``, or ``(target, name,
+        tag)`` for calls that reach it as an override)."""
         record = self.functions.get(target)
         if record is None:
             return
@@ -730,17 +747,17 @@ class ProjectFacts:
         names = positional[1:] if bound and (record[4] or bound == CTX) else positional
         given = set()
         for name, value in zip(names, args):
-            contributions.setdefault((target, name), []).append(value)
+            contributions.setdefault((target, name, tag) if tag else (target, name), []).append(value)
             given.add(name)
         for name, value in keywords.items():
             if name in names or name in keyword_only:
-                contributions.setdefault((target, name), []).append(value)
+                contributions.setdefault((target, name, tag) if tag else (target, name), []).append(value)
                 given.add(name)
         for name in list(names[len(args):]) + list(keyword_only):
             if name not in given:
                 # omitted: the default (a plain value), or hidden in *args/**kwargs: not a tensor this walk
                 # knows of
-                contributions.setdefault((target, name), []).append((None, False))
+                contributions.setdefault((target, name, tag) if tag else (target, name), []).append((None, False))
 
 
 def _is_method_id(function_id: str, table: ProjectFacts) -> bool:

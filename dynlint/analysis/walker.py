@@ -1691,7 +1691,7 @@ class Analyzer:
                 if passed is not None and type(passed[0]) is tuple and passed[0][0] in (TUPLE, SEQ, DICT):
                     kind, maybe = passed
             if kind in TENSORISH and not maybe and annotation is not None:
-                passed = self.ask(("param", scope.id, name))
+                passed = self.ask(("passed", scope.id, name))
                 if passed is not None and not passed[1] and type(passed[0]) is tuple \
                         and passed[0][0] in (TUPLE, SEQ):
                     # every caller passes a list or tuple (piq's `compute_distance(self, x_features:
