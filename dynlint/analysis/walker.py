@@ -2752,8 +2752,8 @@ class Analyzer:
         ref = self._callee_ref(func)
         if ref is None:
             if type(func) is ast.Attribute and _site_method(func.attr) and self.kind(func.value) in (None, MODULE):
-                # `model.compress(x)` on a receiver of unknown type (or a module of unknown class): only where the call stands (regions:
-                # a method nothing else calls is host code when every such call site is)
+                # `model.compress(x)` on a receiver of unknown type (or a module of unknown class): only where
+                # the call stands (regions: a method nothing else calls is host code when every such call is)
                 self.produced.calls.append((self._function_id(), ref_site(func.attr), (), {}, REFERENCE,
                                             self.context or CALL))
             return
