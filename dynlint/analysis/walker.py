@@ -1690,12 +1690,16 @@ class Analyzer:
                 passed = self.ask(("param", scope.id, name))
                 if passed is not None and type(passed[0]) is tuple and passed[0][0] in (TUPLE, SEQ, DICT):
                     kind, maybe = passed
-            if kind in TENSORISH and not maybe and annotation is not None:
+            if annotation is not None and not maybe and (kind in TENSORISH or (
+                    kind == PY and self.qualname(annotation) in _NUMBER_ANNOTATIONS)):
                 passed = self.ask(("passed", scope.id, name))
-                if passed is not None and not passed[1] and type(passed[0]) is tuple \
-                        and passed[0][0] in (TUPLE, SEQ):
-                    # every caller passes a list or tuple (piq's `compute_distance(self, x_features:
-                    # torch.Tensor)` gets the list of per-layer feature maps): the annotation is wrong
+                if passed is not None and not passed[1] and (
+                        (kind in TENSORISH and type(passed[0]) is tuple and passed[0][0] in (TUPLE, SEQ))
+                        or (kind == PY and passed[0] in TENSORISH)):
+                    # every call contradicts the annotation: piq's `compute_distance(self, x_features:
+                    # torch.Tensor)` gets the list of per-layer feature maps, mmengine's EMA `avg_func(...,
+                    # steps: int)` the `steps` buffer (the calls of a base class's method that reach an
+                    # override counted)
                     kind = passed[0]
             if kind is not None:
                 scope.declared[name] = kind
@@ -3237,6 +3241,9 @@ def _site_method(name: str) -> bool:
     a dunder or a name every other object has."""
     return name not in TENSOR_API and name not in ops.GENERIC_METHOD_NAMES and not name.startswith("__")
 
+
+#: annotations of plain numbers that a caller may in fact fill with a 0-d tensor
+_NUMBER_ANNOTATIONS = frozenset({"int", "float", "bool"})
 
 _TYPE_ALIAS_MARKS = frozenset({"typing.TypeAlias", "typing_extensions.TypeAlias"})
 _NAMEDTUPLE_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple"})
