@@ -84,11 +84,15 @@ _PYG_MODULES: dict[str, tuple[str, ...]] = {
     "_unbatch": ("unbatch", "unbatch_edge_index"),
     "laplacian": ("get_laplacian",),
 }
+
+
+def _pyg_spellings(module: str, function: str) -> tuple[str, str]:
+    return f"torch_geometric.utils.{function}", f"torch_geometric.utils.{module}.{function}"
+
+
 THIRD_PARTY_GRAPH = frozenset(
-    name
-    for module, functions in _PYG_MODULES.items()
-    for function in functions
-    for name in (f"torch_geometric.utils.{function}", f"torch_geometric.utils.{module}.{function}")
+    name for module, functions in _PYG_MODULES.items() for function in functions
+    for name in _pyg_spellings(module, function)
 )
 DYNAMIC_FUNCTIONS.update({name: ("DYN105", _PYG_ADVICE) for name in THIRD_PARTY_GRAPH})
 #: PyTorch Geometric utilities that read ``int(index.max()) + 1`` (``maybe_num_nodes``) or the largest batch
@@ -101,7 +105,7 @@ SIZED_UNLESS_GIVEN: dict[str, tuple[tuple[str, int], ...]] = {
         ("add_self_loops", "loop", (("num_nodes", 3),)),
         ("to_dense_batch", "_to_dense_batch", (("max_num_nodes", 3), ("batch_size", 4))),
     )
-    for name in (f"torch_geometric.utils.{function}", f"torch_geometric.utils.{module}.{function}")
+    for name in _pyg_spellings(module, function)
 }
 
 #: third-party functions a project may define (or vendor) itself: then its own body is checked instead

@@ -327,11 +327,7 @@ class ProjectFacts:
             target = self.method(key[1], "forward") or self.method(key[1], "__call__")
             return self.returns.get(target) if target else None
         if kind == "param":
-            if not self.callers:
-                return None
-            if self._params_solved is None:
-                self._params_solved = self._solve_params()
-            return self._params_solved.get((key[1], key[2]))
+            return self._solved_params().get((key[1], key[2]))
         if kind == "base":
             target = self.resolve(key[1])
             flags = self.class_flags(target) if target else None
@@ -362,12 +358,9 @@ class ProjectFacts:
         if kind == "steps":
             return self.steps(key[1])
         if kind == "passed":
-            if not self.callers:
-                return None
-            if self._params_solved is None:
-                self._params_solved = self._solve_params()
-            found = self._params_solved.get((key[1], key[2], OVERRIDE))
-            return found if found is not None else self._params_solved.get((key[1], key[2]))
+            solved = self._solved_params()
+            found = solved.get((key[1], key[2], OVERRIDE))
+            return found if found is not None else solved.get((key[1], key[2]))
         raise KeyError(key)
 
     # ---------------------------------------------------------------- names
@@ -635,7 +628,7 @@ class ProjectFacts:
         function it resolves to or, for a method called on an instance, an override in a project subclass."""
         target, _ = self.callee(ref)
         targets = ([target] if target is not None else []) + self.overrides_called(ref)
-        return any(STEPS in (self.functions.get(t) or ((),) * 6)[5] for t in targets)
+        return any(t in self.functions and STEPS in self.functions[t][5] for t in targets)
 
     def tensor_arguments(self, ref: tuple) -> tuple | None:
         """(positions, keywords) of a call's arguments that the callee's own code shows to be tensors; for a
@@ -717,7 +710,15 @@ class ProjectFacts:
             return (candidates[0] if len(candidates) == 1 else None), True
         return None, False
 
-    def _solve_params(self) -> dict[tuple[str, str], tuple]:
+    def _solved_params(self) -> dict[tuple, tuple]:
+        """What the calls pass to each parameter (solved once; empty when the run has no callers' facts)."""
+        if not self.callers:
+            return {}
+        if self._params_solved is None:
+            self._params_solved = self._solve_params()
+        return self._params_solved
+
+    def _solve_params(self) -> dict[tuple, tuple]:
         contributions: dict[tuple[str, str], list] = {}
         for facts in self.files:
             for _caller, ref, args, keywords, star, _context in facts.calls:
@@ -745,19 +746,13 @@ class ProjectFacts:
             return
         positional, keyword_only, has_varargs, has_varkw, _bound, _flags = record
         names = positional[1:] if bound and (record[4] or bound == CTX) else positional
-        given = set()
-        for name, value in zip(names, args):
+        passed = list(zip(names, args))
+        passed += [(name, value) for name, value in keywords.items() if name in names or name in keyword_only]
+        given = {name for name, _ in passed}
+        # omitted: the default (a plain value), or hidden in *args/**kwargs: not a tensor this walk knows of
+        passed += [(name, (None, False)) for name in list(names[len(args):]) + list(keyword_only) if name not in given]
+        for name, value in passed:
             contributions.setdefault((target, name, tag) if tag else (target, name), []).append(value)
-            given.add(name)
-        for name, value in keywords.items():
-            if name in names or name in keyword_only:
-                contributions.setdefault((target, name, tag) if tag else (target, name), []).append(value)
-                given.add(name)
-        for name in list(names[len(args):]) + list(keyword_only):
-            if name not in given:
-                # omitted: the default (a plain value), or hidden in *args/**kwargs: not a tensor this walk
-                # knows of
-                contributions.setdefault((target, name, tag) if tag else (target, name), []).append((None, False))
 
 
 def _is_method_id(function_id: str, table: ProjectFacts) -> bool:

@@ -197,12 +197,12 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
 def _host_called_entries(table: ProjectFacts, entries, regions: dict[str, str],
                          sites: dict[str, list[tuple[str, str]]], module_of, scripts: set[str],
                          hopeful: bool = False) -> set[str]:
-    """The uncalled methods whose name is called on receivers of unknown type, every such call standing in
-    host code of a module outside the test suite (a call in a test keeps the method where it was; given
-    ``regions``: ``compress`` calling
-    ``self.entropy_bottleneck.compress`` is host code once the outer ``compress`` is) or in a script's function
-    nothing calls by name (compressai's ``examples/codec.py`` picks ``encode_image`` from a dict), at least one
-    in host code.  ``hopeful``: a call in code of unknown region may turn out host once these methods are."""
+    """The uncalled methods whose name is called on receivers of unknown type, at least once in host code and
+    every time in host code of a module outside the test suite (a call in a test keeps the method where it
+    was) or in a script's function nothing calls by name (compressai's ``examples/codec.py`` picks
+    ``encode_image`` from a dict), as ``regions`` place them (``compress`` calling
+    ``self.entropy_bottleneck.compress`` is host code once the outer ``compress`` is).  ``hopeful``: a call
+    in code of unknown region may turn out host once these methods are."""
     found = set()
     for function_id in entries:
         owner, _, name = function_id.rpartition(".")
