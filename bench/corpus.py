@@ -329,12 +329,22 @@ PACKAGES: tuple[Package, ...] = (
     Package("piq", "0.8.0", "dev", "image quality metrics and losses: SSIM/MS-SSIM, LPIPS, DISTS, FID/KID, BRISQUE, perceptual losses"),
     # added on 2026-11-27 (twelfth session, after the twenty-fourth set was measured), before dynlint was ever
     # run on them: a twenty-fifth held-out set (hazards picked; measured by a later session)
-    Package("zuko", "1.6.0", "held-out", "normalizing flows: autoregressive and coupling transforms, neural spline flows, continuous flows"),
-    Package("nflows", "0.14", "held-out", "normalizing flows: MADE, rational-quadratic splines, permutations, flow distributions"),
-    Package("reformer-pytorch", "1.4.4", "held-out", "Reformer: LSH attention with bucketing and sorting, reversible layers, chunked feed-forward"),
-    Package("accelerate", "1.15.0", "held-out", "training launcher: distributed gather/pad across processes, gradient accumulation, big-model dispatch"),
-    Package("mmflow", "0.5.2", "held-out", "optical flow: RAFT/PWC-Net/FlowNet decoders, correlation, flow losses and metrics"),
-    Package("deepchem", "2.8.0", "held-out", "chemistry and biology ML: torch graph and molecular models, losses, featurizers, trainers"),
+    # measured once, held out, at a88b767 (recall and a judged sample; the twelfth session's last analysis) at
+    # the start of the thirteenth session; moved to dev the same session: changes were then made because of it
+    Package("zuko", "1.6.0", "dev", "normalizing flows: autoregressive and coupling transforms, neural spline flows, continuous flows"),
+    Package("nflows", "0.14", "dev", "normalizing flows: MADE, rational-quadratic splines, permutations, flow distributions"),
+    Package("reformer-pytorch", "1.4.4", "dev", "Reformer: LSH attention with bucketing and sorting, reversible layers, chunked feed-forward"),
+    Package("accelerate", "1.15.0", "dev", "training launcher: distributed gather/pad across processes, gradient accumulation, big-model dispatch"),
+    Package("mmflow", "0.5.2", "dev", "optical flow: RAFT/PWC-Net/FlowNet decoders, correlation, flow losses and metrics"),
+    Package("deepchem", "2.8.0", "dev", "chemistry and biology ML: torch graph and molecular models, losses, featurizers, trainers"),
+    # added on 2026-11-27 (thirteenth session, at its start, while the twenty-fifth set was being measured),
+    # before dynlint was ever run on them: a twenty-sixth held-out set (hazards picked; measured by a later session)
+    Package("torchao", "0.18.0", "held-out", "quantization and sparsity: int4/int8/float8 tensor subclasses, quantize_ APIs, QAT, sparse kernels' glue"),
+    Package("torchdrug", "0.2.1", "held-out", "drug discovery on graphs: packed molecule graphs, GNN layers, generative models, property/retrosynthesis tasks"),
+    Package("muse-maskgit-pytorch", "0.3.5", "held-out", "masked generative image transformers: MaskGit/Muse, VQGAN-VAE, token masking and sampling"),
+    Package("pyod", "3.6.7", "held-out", "outlier detection: torch detectors (AutoEncoder, VAE, DeepSVDD, AnoGAN, SO-GAAL...) with their training loops and scoring"),
+    Package("perceiver-pytorch", "0.11.0", "held-out", "Perceiver / Perceiver IO: latent cross-attention, Fourier position encodings, masked attention"),
+    Package("torchkge", "0.17.7", "held-out", "knowledge graph embeddings: TransE/ComplEx/... models, negative samplers, link-prediction evaluation"),
 )
 
 GROUPS = ("dev", "held-out")
