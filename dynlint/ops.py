@@ -855,6 +855,16 @@ HOST_MODULE_PARTS = frozenset({
     # (they turn values into text or histograms for a logging backend)
     "profile", "profiler", "profilers", "profiling", "logger", "loggers",
 })
+#: module-path components that name transforms: data transforms, host code, unless the class is an invertible
+#: transform of a normalizing flow (``FLOW_TRANSFORM_*`` below)
+TRANSFORM_MODULE_PARTS = frozenset({"transforms", "transform"})
+#: bases that make a class a bijection of a normalizing flow (zuko's, pyro's transforms): its ``_call``,
+#: ``_inverse`` and ``log_abs_det_jacobian`` compute a model's log-likelihood, in the step
+FLOW_TRANSFORM_BASE_PREFIXES = ("torch.distributions.", "pyro.distributions.")
+FLOW_TRANSFORM_BASE_SUFFIXES = ("Transform", "TransformModule")
+#: methods an ``nn.Module`` of a transforms module defines (itself or through a base) when it is such a
+#: bijection (nflows' ``Tanh``, ``PiecewiseRationalQuadraticCDF``): data transforms have no inverse
+FLOW_TRANSFORM_METHODS = ("inverse", "_inverse", "log_abs_det_jacobian")
 #: module-path components of the data pipeline and of metrics: an ``nn.Module`` defined there (a transform:
 #: torchvision v2's, pytorchvideo's, schnetpack's, nequip's; a metric module) runs in the loader or after the
 #: step, not in the compiled step, unless a model's forward calls it

@@ -39,7 +39,9 @@
   ``*Callback`` classes, ``fit`` methods, ``plot*``/``visualize*`` functions, code that moves tensors
   to the CPU on purpose (``.cpu()``, ``.numpy()`` of a tensor or an untyped value, in an ``nn.Module`` outside its
   ``forward``: metrics, plots, export), code in modules whose path says host code (tests,
-  ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...), the
+  ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...; in a ``transforms`` module,
+  not the bijections of a normalizing flow: a distribution ``Transform``'s methods, an ``nn.Module``
+  with an inverse), the
   top-level statements of a script (a module with an ``if __name__ ==
   "__main__":`` block) and a module-level ``main()``, and anything reachable only
   from them;
@@ -115,8 +117,25 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
     host.update(driver_methods)
     disabled: set[str] = set()
     occasional: set[str] = set()  # run from a training loop at a few chosen steps: plots, evaluation
-    host_modules, plot_modules = _host_modules(table)
+    host_modules, plot_modules, transform_modules = _host_modules(table)
     module_of = _module_finder(table)
+    flow_classes: dict[str, bool] = {}
+
+    def flow_transform(function_id: str, module: str | None) -> bool:
+        """A method of a flow's bijection in a module only its ``transforms`` name makes host code."""
+        if module is None or (module in host_modules and module not in transform_modules):
+            return False
+        parts = set(module.split("."))
+        if ops.TRANSFORM_MODULE_PARTS.isdisjoint(parts) and module not in transform_modules \
+                or not (ops.HOST_FORWARD_MODULE_PARTS - ops.TRANSFORM_MODULE_PARTS).isdisjoint(parts):
+            return False
+        owner = _class_of(table, function_id)
+        if owner is None:
+            return False
+        found = flow_classes.get(owner)
+        if found is None:
+            found = flow_classes[owner] = _flow_transform(table, owner)
+        return found
     for function_id, record in table.functions.items():
         flags = record[5]
         if "disabled" in flags or "kernel" in flags:
@@ -147,7 +166,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 if name in ("forward", "__call__"):
                     if NO_GRAD in flags:
                         pass  # an inference wrapper's no-grad forward (walker): host, above
-                    elif _host_forward_module(module_of(function_id)) \
+                    elif (_host_forward_module(module_of(function_id))
+                          and not flow_transform(function_id, module_of(function_id))) \
                             or owner.endswith(ops.POSTPROCESS_MODULE_SUFFIXES):
                         # a transform or a metric that is an nn.Module (torchvision v2's, nequip's data
                         # transforms), a DETR's PostProcess: run outside the step, unless a model's forward
@@ -173,7 +193,7 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
     if host_modules:
         for function_id in table.functions:
             module = module_of(function_id)
-            if module in host_modules:
+            if module in host_modules and not flow_transform(function_id, module):
                 host.add(function_id)
                 if module in plot_modules:
                     # plots made from a training loop are made at a few chosen steps, not as part of the step
@@ -317,14 +337,16 @@ def _entry_class_methods(table: ProjectFacts) -> list[str]:
     return found
 
 
-def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str]]:
-    """The run's modules whose path says host code, and the plotting ones among them.  A path part
+def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str], set[str]]:
+    """The run's modules whose path says host code, the plotting ones among them, and those only a
+    ``transforms`` part or word says it of (a flow's transforms live there too).  A path part
     says it when it is one of ``ops.HOST_MODULE_PARTS`` (``tests``, ``metrics``, ``data``...), a
     ``test_*``/``*_test`` file, or one of its ``_``-separated words is one of ``ops.HOST_MODULE_WORDS``
     (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)."""
-    host, plots = set(), set()
+    host, plots, transforms = set(), set(), set()
     for module in table.namespaces:
         parts = module.split(".")
+        other = False
         for index, part in enumerate(parts):
             words = part.strip("_").split("_")
             # the words of a package's own name say what the package is about, not which of its modules are
@@ -335,7 +357,35 @@ def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str]]:
                 host.add(module)
                 if part in ops.PLOT_MODULE_PARTS or not ops.PLOT_MODULE_PARTS.isdisjoint(words):
                     plots.add(module)
-    return host, plots
+                if part not in ops.TRANSFORM_MODULE_PARTS and (
+                        not worded or not (ops.HOST_MODULE_WORDS - ops.TRANSFORM_MODULE_PARTS).isdisjoint(words)):
+                    other = True
+        if module in host and not other:
+            transforms.add(module)
+    return host, plots, transforms
+
+
+def _flow_transform(table: ProjectFacts, class_id: str) -> bool:
+    """A bijection of a normalizing flow: a subclass of torch's (or pyro's) distribution ``Transform``
+    (zuko's, pyro's), or an ``nn.Module`` with an inverse (nflows' ``Tanh``, its spline transforms).
+    Its methods compute a model's log-likelihood in the step, though its module is named ``transforms``
+    like a data pipeline's."""
+    for owner in table.mro(class_id):
+        for base in table.classes[owner][0]:
+            if base.startswith(ops.FLOW_TRANSFORM_BASE_PREFIXES) and base.endswith(ops.FLOW_TRANSFORM_BASE_SUFFIXES):
+                return True
+    flags = table.class_flags(class_id)
+    return bool(flags and flags[0]) and any(table.method(class_id, name) for name in ops.FLOW_TRANSFORM_METHODS)
+
+
+def _class_of(table: ProjectFacts, function_id: str) -> str | None:
+    """The class a method (or a function nested in one) belongs to."""
+    owner = function_id.rpartition(".")[0]
+    while owner and owner not in table.classes:
+        if owner in table.namespaces:
+            return None
+        owner = owner.rpartition(".")[0]
+    return owner or None
 
 
 def _host_forward_module(module: str | None) -> bool:
