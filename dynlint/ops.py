@@ -406,6 +406,9 @@ LEGACY_TENSOR_CONSTRUCTORS = frozenset(
 #: XLA/HPU mode (torch.compile traces it without a break, measured on torch 2.13)
 VALUE_TENSOR_CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor"})
 
+#: constructors that make a tensor of a value: ``x = torch.tensor(x)`` says x was no tensor before
+SELF_CONVERTING_CONSTRUCTORS = LEGACY_TENSOR_CONSTRUCTORS | VALUE_TENSOR_CONSTRUCTORS
+
 #: methods of Python lists that take an index: with a tensor index, torch.compile fails (measured:
 #: InternalTorchDynamoError for list.pop(t) and list.insert(t, v)) and eager code reads it on the host
 LIST_INDEX_METHODS = frozenset({"pop", "insert"})

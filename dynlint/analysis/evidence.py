@@ -153,8 +153,19 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
             found.add(first)
             if second and qual in ops.TWO_TENSOR_FUNCTIONS:
                 found.add(second)
+    if found and "=" in text:
+        # `bound = torch.Tensor([bound])`: the name is made a tensor from its own value here, so what the text
+        # does with it as a tensor is done to the new binding (nflows' get_temperature(max_value, bound=1 - 1e-3))
+        for name, callee in _CONVERTED_RE.findall(text):
+            if name in found and _qualify(callee, aliases, is_local) in ops.SELF_CONVERTING_CONSTRUCTORS:
+                found.discard(name)
     # `torch.sigmoid(...)` is a module's function, not a method of a name called torch
     return frozenset(n for n in found if n not in _NOT_NAMES and (n not in aliases or is_local(n)))
+
+
+# `x = torch.tensor(x, ...)`, `bound = torch.Tensor([bound])`: a name converted to a tensor from itself
+_CONVERTED_RE = re.compile(rf"^[ \t]*({_NAME})[ \t]*=[ \t]*({_NAME}(?:\.{_NAME})*)[ \t]*\([ \t]*\[?[ \t]*\1\b(?![ \t]*[.\[(])",
+                           re.M)
 
 
 #: appended to a name in ``tensor_names``'s answer: the name holds a dict whose entries (looked up by key)

@@ -657,6 +657,10 @@ class Analyzer:
             # Only submodules, project objects and tensors are worth remembering: other attributes set in
             # __init__ are configuration, constant by the time forward runs.
             if self.classes:
+                if kind in TENSORISH and self._init_of is not None and value is not None and self.uncertain(value):
+                    # `self.atom_types = atom_types` of a `Union[ArrayLike, Tensor]` parameter (deepchem's
+                    # AtomicConvolution, given a list of atomic numbers): configuration that only maybe is a tensor
+                    kind = None
                 self._set_self_attr(self.classes[-1], target.attr,
                                     kind if kind is None or relevant(kind) is not None else PY)
 
@@ -2338,6 +2342,12 @@ class Analyzer:
             self.visit(condition)
 
     def _visit_comprehension_expr(self, node) -> None:
+        if self._kind_cache:
+            # a check of the call around it may have judged the element before its variables were bound
+            # (`int(max(s.item() for s in sizes))`: int() asks max()'s kind first): those kinds saw no `s`
+            cache = self._kind_cache
+            for sub in ast.walk(node):
+                cache.pop(id(sub), None)
         for generator in node.generators:
             self.stack.append(generator)
             try:
