@@ -13,7 +13,7 @@ reader goes by a few kinds of evidence, and so does ``variation``:
   rows: it varies, unless the tensor is a module's own (``self.weight``) or a
   parameter named for one (``weight``, ``rel_pos``, ``pos_embed``), was
   built from Python values (``torch.tensor(...)``, ``torch.linspace(...)``,
-  ``torch.arange(n)`` with ``n`` not a varying size), or is a transpose or
+  ``torch.arange(n)``, ``x.new_zeros(n, ...)`` with ``n`` not a varying size), or is a transpose or
   permutation that brought another dimension to the front;
 * any dimension of a **data-dependent result** (``nonzero``, ``argwhere``,
   ``unique``, ``masked_select``, one-argument ``where``, ``x[mask]``, and what
@@ -73,6 +73,8 @@ _FACTORIES = frozenset({
     "torch.arange", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn",
     "torch.randint", "torch.randperm",
 })
+# tensor methods making a new tensor of the sizes given (first positional argument, or a tuple of them)
+_NEW_FACTORY_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
 _SHAPE_FOLLOWING_METHODS = frozenset({
     "view", "reshape", "contiguous", "float", "long", "int", "bool", "half", "double", "to", "clone", "detach",
     "squeeze", "unsqueeze", "flatten", "cpu", "cuda", "sort", "argsort", "type", "abs", "neg", "sigmoid", "exp",
@@ -293,6 +295,12 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
                 return first is not None and variation(a, first, depth + 1) == VARIES
             if isinstance(func, ast.Attribute):
                 method = func.attr
+                if method in _NEW_FACTORY_METHODS:
+                    # dist.new_zeros(kernel_size, len(dist)) (piq's resize): dim 0 is the size given first
+                    first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "size"), None)
+                    if type(first) in (ast.Tuple, ast.List):
+                        first = first.elts[0] if first.elts and type(first.elts[0]) is not ast.Starred else None
+                    return first is None or variation(a, first, depth + 1) == VARIES
                 if method in ("t", "transpose", "permute", "movedim", "swapaxes", "swapdims", "moveaxis"):
                     if method == "t" or not _keeps_dim0(method, node):
                         return False
