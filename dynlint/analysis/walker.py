@@ -148,6 +148,7 @@ class Analyzer:
         self.places: list[tuple[str, str | None, bool]] = []  # see FileAnalysis.places
         self.seen: dict[tuple[str, int, int], int] = {}  # (code, line, col) -> index in findings
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
+        self._values_test = None  # (test, depends_on_values(test)) while the rules check one branch test
         self._kind_cache: dict[int, object] = {}
         self._qual_cache: dict[int, str | None] = {}  # per node: names bound later do not change it
         self._temporaries: list = []            # trees parsed from strings during a walk (see _qual_cache)
@@ -2864,8 +2865,12 @@ class Analyzer:
             handler(self, node)
 
     def check_branch_test(self, test: ast.expr, body: list[ast.stmt] | None) -> None:
-        for handler in self.dispatch.branch:
-            handler(self, test, body)
+        self._values_test = (test, None)  # the rules ask depends_on_values of this test: answered once
+        try:
+            for handler in self.dispatch.branch:
+                handler(self, test, body)
+        finally:
+            self._values_test = None
 
     def check_loop_iterable(self, iterable: ast.expr) -> None:
         for handler in self.dispatch.loop:
@@ -2952,6 +2957,14 @@ class Analyzer:
 
     def depends_on_values(self, test: ast.expr) -> bool:
         """Whether a branch test's outcome depends on tensor values."""
+        memo = self._values_test
+        if memo is None or memo[0] is not test:
+            return self._depends_on_values(test)
+        if memo[1] is None:
+            self._values_test = memo = (test, self._depends_on_values(test))
+        return memo[1]
+
+    def _depends_on_values(self, test: ast.expr) -> bool:
         t = type(test)
         if t is ast.BoolOp:
             if not isinstance(test.op, ast.And):

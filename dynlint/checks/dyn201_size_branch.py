@@ -40,10 +40,10 @@ def size_branch(a, test, body) -> str | None:
         return None  # `x.size(-1) == self.hidden_size`: a model's fixed sizes checked against its settings
     if _layout_equality(test):
         return None  # `labels.shape == (batch_size,)`, `out.size() != residual.size()`: which layout, not how big
+    if not a.reads_tensor_size(test):
+        return None  # (first: most tests read no size, and the next test follows names through the function)
     if _decided_by_specialization(a, test):
         return None  # `x.numel() == 0`, `len(x) > 1`: sizes 0 and 1 are specialized anyway
-    if not a.reads_tensor_size(test):
-        return None
     return variation(a, test) or UNKNOWN
 
 
