@@ -658,9 +658,11 @@ class Analyzer:
             # Only submodules, project objects and tensors are worth remembering: other attributes set in
             # __init__ are configuration, constant by the time forward runs.
             if self.classes:
-                if kind in TENSORISH and self._init_of is not None and value is not None and self.uncertain(value):
+                if kind in TENSORISH and self._init_of is not None and value is not None and self.uncertain(value) \
+                        and not _defines(self.classes[-1].node, target.attr):
                     # `self.atom_types = atom_types` of a `Union[ArrayLike, Tensor]` parameter (deepchem's
                     # AtomicConvolution, given a list of atomic numbers): configuration that only maybe is a tensor
+                    # (not through a property's setter: captum's `token_attr` setter makes it one)
                     kind = None
                 self._set_self_attr(self.classes[-1], target.attr,
                                     kind if kind is None or relevant(kind) is not None else PY)
@@ -3427,6 +3429,12 @@ def _is_main_guard(test: ast.expr) -> bool:
     sides = [test.left, test.comparators[0]]
     return any(type(side) is ast.Name and side.id == "__name__" for side in sides) and \
         any(type(side) is ast.Constant and side.value == "__main__" for side in sides)
+
+
+def _defines(cls: ast.ClassDef | None, name: str) -> bool:
+    """The class body defines a method (a property) of that name."""
+    return cls is not None and any(type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == name
+                                   for node in cls.body)
 
 
 def _direct_nodes(loop):
