@@ -300,6 +300,8 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
                     first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "size"), None)
                     if type(first) in (ast.Tuple, ast.List):
                         first = first.elts[0] if first.elts and type(first.elts[0]) is not ast.Starred else None
+                    elif len(node.args) < (3 if method == "new_full" else 2):
+                        return True  # new_full(batch_shape, 0): a whole shape held in a name (torchvision's batch)
                     return first is None or variation(a, first, depth + 1) == VARIES
                 if method in ("t", "transpose", "permute", "movedim", "swapaxes", "swapdims", "moveaxis"):
                     if method == "t" or not _keeps_dim0(method, node):
