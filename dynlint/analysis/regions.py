@@ -123,11 +123,7 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
 
     def flow_transform(function_id: str, module: str | None) -> bool:
         """A method of a flow's bijection in a module only its ``transforms`` name makes host code."""
-        if module is None or (module in host_modules and module not in transform_modules):
-            return False
-        parts = set(module.split("."))
-        if ops.TRANSFORM_MODULE_PARTS.isdisjoint(parts) and module not in transform_modules \
-                or not (ops.HOST_FORWARD_MODULE_PARTS - ops.TRANSFORM_MODULE_PARTS).isdisjoint(parts):
+        if module not in transform_modules:
             return False
         owner = _class_of(table, function_id)
         if owner is None:
@@ -339,7 +335,8 @@ def _entry_class_methods(table: ProjectFacts) -> list[str]:
 
 def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str], set[str]]:
     """The run's modules whose path says host code, the plotting ones among them, and those only a
-    ``transforms`` part or word says it of (a flow's transforms live there too).  A path part
+    ``transforms`` part or word says it of (a flow's transforms live there too; a ``transform`` part too,
+    which says host code of an ``nn.Module``'s forward only).  A path part
     says it when it is one of ``ops.HOST_MODULE_PARTS`` (``tests``, ``metrics``, ``data``...), a
     ``test_*``/``*_test`` file, or one of its ``_``-separated words is one of ``ops.HOST_MODULE_WORDS``
     (``export_utils``, ``modular_pipelines``, ``metric_stats``, ``tu_dataset``)."""
@@ -360,7 +357,7 @@ def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str], set[str]]:
                 if part not in ops.TRANSFORM_MODULE_PARTS and (
                         not worded or not (ops.HOST_MODULE_WORDS - ops.TRANSFORM_MODULE_PARTS).isdisjoint(words)):
                     other = True
-        if module in host and not other:
+        if (module in host and not other) or (module not in host and not ops.TRANSFORM_MODULE_PARTS.isdisjoint(parts)):
             transforms.add(module)
     return host, plots, transforms
 

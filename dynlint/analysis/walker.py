@@ -660,7 +660,7 @@ class Analyzer:
             if self.classes:
                 if kind in TENSORISH and self._init_of is not None and value is not None and self.uncertain(value) \
                         and not _defines(self.classes[-1].node, target.attr) \
-                        and not any(type(node) is ast.AnnAssign for node in self.stack[-2:]):
+                        and type(self.stack[-1]) is not ast.AnnAssign:
                     # `self.atom_types = atom_types` of a `Union[ArrayLike, Tensor]` parameter (deepchem's
                     # AtomicConvolution, given a list of atomic numbers): configuration that only maybe is a tensor
                     # (not through a property's setter: captum's `token_attr` setter makes it one)
