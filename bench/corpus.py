@@ -345,6 +345,17 @@ PACKAGES: tuple[Package, ...] = (
     Package("pyod", "3.6.7", "held-out", "outlier detection: torch detectors (AutoEncoder, VAE, DeepSVDD, AnoGAN, SO-GAAL...) with their training loops and scoring"),
     Package("perceiver-pytorch", "0.11.0", "held-out", "Perceiver / Perceiver IO: latent cross-attention, Fourier position encodings, masked attention"),
     Package("torchkge", "0.17.7", "held-out", "knowledge graph embeddings: TransE/ComplEx/... models, negative samplers, link-prediction evaluation"),
+    # added on 2026-11-27 (fourteenth session, at its start, while the twenty-sixth set was being measured),
+    # before dynlint was ever run on them: a twenty-seventh held-out set (hazards picked; measured by a later session)
+    Package("transformer-lens", "4.3.0", "held-out", "mechanistic interpretability: hooked transformer components, attention patterns, caching, generation"),
+    # (drawn and dropped before it: torch-pruning 1.6.1, whose file pool holds only dependency/shape_infer.py;
+    # mamba-ssm 2.3.2.post1, whose only PyPI distribution is an sdist pip cannot download without building it;
+    # norse 1.1.0, with no distribution for this Python)
+    Package("dgl", "2.1.0", "held-out", "graph neural networks: message passing, graph conv/attention layers, sampling, batched graphs, readouts"),
+    Package("yolox", "0.3.0", "held-out", "YOLOX detection: decoupled heads, SimOTA label assignment, losses, postprocessing and training loop"),
+    Package("meshgpt-pytorch", "1.8.1", "held-out", "MeshGPT: mesh autoencoder with residual LFQ/VQ, face graph convolutions, mesh transformer, sampling"),
+    Package("naturalspeech2-pytorch", "0.1.8", "held-out", "NaturalSpeech 2: latent diffusion TTS, duration/pitch predictors, aligners, residual VQ codec glue"),
+    Package("x-clip", "0.14.4", "held-out", "CLIP variants: text/visual transformers, contrastive losses, token masking, visual SSL"),
 )
 
 GROUPS = ("dev", "held-out")
