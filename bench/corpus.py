@@ -339,12 +339,14 @@ PACKAGES: tuple[Package, ...] = (
     Package("deepchem", "2.8.0", "dev", "chemistry and biology ML: torch graph and molecular models, losses, featurizers, trainers"),
     # added on 2026-11-27 (thirteenth session, at its start, while the twenty-fifth set was being measured),
     # before dynlint was ever run on them: a twenty-sixth held-out set (hazards picked; measured by a later session)
-    Package("torchao", "0.18.0", "held-out", "quantization and sparsity: int4/int8/float8 tensor subclasses, quantize_ APIs, QAT, sparse kernels' glue"),
-    Package("torchdrug", "0.2.1", "held-out", "drug discovery on graphs: packed molecule graphs, GNN layers, generative models, property/retrosynthesis tasks"),
-    Package("muse-maskgit-pytorch", "0.3.5", "held-out", "masked generative image transformers: MaskGit/Muse, VQGAN-VAE, token masking and sampling"),
-    Package("pyod", "3.6.7", "held-out", "outlier detection: torch detectors (AutoEncoder, VAE, DeepSVDD, AnoGAN, SO-GAAL...) with their training loops and scoring"),
-    Package("perceiver-pytorch", "0.11.0", "held-out", "Perceiver / Perceiver IO: latent cross-attention, Fourier position encodings, masked attention"),
-    Package("torchkge", "0.17.7", "held-out", "knowledge graph embeddings: TransE/ComplEx/... models, negative samplers, link-prediction evaluation"),
+    # measured once, held out, at b1abf81 (recall and a judged sample; the thirteenth session's last analysis) at
+    # the start of the fourteenth session; moved to dev the same session: changes were then made because of it
+    Package("torchao", "0.18.0", "dev", "quantization and sparsity: int4/int8/float8 tensor subclasses, quantize_ APIs, QAT, sparse kernels' glue"),
+    Package("torchdrug", "0.2.1", "dev", "drug discovery on graphs: packed molecule graphs, GNN layers, generative models, property/retrosynthesis tasks"),
+    Package("muse-maskgit-pytorch", "0.3.5", "dev", "masked generative image transformers: MaskGit/Muse, VQGAN-VAE, token masking and sampling"),
+    Package("pyod", "3.6.7", "dev", "outlier detection: torch detectors (AutoEncoder, VAE, DeepSVDD, AnoGAN, SO-GAAL...) with their training loops and scoring"),
+    Package("perceiver-pytorch", "0.11.0", "dev", "Perceiver / Perceiver IO: latent cross-attention, Fourier position encodings, masked attention"),
+    Package("torchkge", "0.17.7", "dev", "knowledge graph embeddings: TransE/ComplEx/... models, negative samplers, link-prediction evaluation"),
     # added on 2026-11-27 (fourteenth session, at its start, while the twenty-sixth set was being measured),
     # before dynlint was ever run on them: a twenty-seventh held-out set (hazards picked; measured by a later session)
     Package("transformer-lens", "4.3.0", "held-out", "mechanistic interpretability: hooked transformer components, attention patterns, caching, generation"),
