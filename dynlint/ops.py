@@ -127,6 +127,9 @@ DYNAMIC_METHODS: dict[str, tuple[str, str, bool]] = {
     "to_sparse": ("DYN105", "keep the dense tensor (mask it with torch.where) in the compiled region", True),
     "to_sparse_coo": ("DYN105", "keep the dense tensor (mask it with torch.where) in the compiled region", True),
     "to_sparse_csr": ("DYN105", "keep the dense tensor (mask it with torch.where) in the compiled region", True),
+    # a sparse tensor's duplicate indices summed: as many values as distinct indices (and sparse tensors break
+    # the graph, as above); torch_sparse's SparseTensor.coalesce likewise
+    "coalesce": ("DYN105", "keep a dense tensor and sum duplicates with index_add_/scatter_add_ into a fixed size", True),
 }
 
 #: keywords of a dynamic method that only torch's spelling takes (numpy's ``nonzero()`` and pandas'
@@ -383,7 +386,19 @@ SIZE_ARGUMENT_FUNCTIONS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
     "torch.nn.functional.adaptive_max_pool1d": ((1,), frozenset({"output_size"})),
     "torch.nn.functional.adaptive_max_pool2d": ((1,), frozenset({"output_size"})),
     "range": ((ALL_POSITIONAL,), frozenset()),
+    # a sparse tensor's dense size (sparse tensors break the graph anyway, measured on torch 2.13: "Attempted
+    # to wrap sparse Tensor"; a size from data is read on the host besides)
+    "torch.sparse_coo_tensor": ((2,), frozenset({"size"})),
+    # PyTorch Geometric's scatter(src, index, dim, dim_size, reduce): the output's rows
+    "torch_geometric.utils.scatter": ((3,), frozenset({"dim_size"})),
 }
+#: torch_scatter's reductions (src, index, dim, out, dim_size, ...): dim_size is the output's rows, given to
+#: ``torch.zeros``/``new_zeros`` inside (torchdrug's ``scatter_add(..., dim_size=graph.num_node)`` of a 0-d tensor)
+SIZE_ARGUMENT_FUNCTIONS.update({
+    f"torch_scatter.{name}": ((4,), frozenset({"dim_size"}))
+    for name in ("scatter", "scatter_add", "scatter_sum", "scatter_mean", "scatter_mul", "scatter_min",
+                 "scatter_max", "scatter_std", "scatter_logsumexp")
+})
 
 #: qualified function -> (positional indexes that may be value bounds, bound keywords): arguments the
 #: op needs as Python numbers (measured: torch.randint(0, t - 2, (1,)) breaks the graph, "Data dependent

@@ -95,11 +95,16 @@ class FileFacts:
     #: torch.LongTensor(n)}`` in a collater, ``batch["mask"] = m``; ``PY`` when the stores disagree, values of
     #: unknown kind not counted): what a dict of unknown origin holds under that key
     keys: dict[str, object] = field(default_factory=dict)
+    #: attribute name -> kind of what the module's classes store under it (``self.num_node =
+    #: torch.as_tensor(n)``; ``PY`` for a plain value or one of unknown kind, a method of that name, a
+    #: property that does not surely return a tensor, or stores that disagree): what an object of unknown
+    #: class holds there
+    stores: dict[str, object] = field(default_factory=dict)
 
     def to_json(self) -> list:
         return [self.module, self.functions, self.classes, self.aliases, self.returns,
                 self.calls, self.attrs, self.roots, self.passthrough, self.tensor_params, self.type_kinds,
-                self.fields, self.keys]
+                self.fields, self.keys, self.stores]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
@@ -109,12 +114,13 @@ class FileFacts:
         type_kinds = data[10] if len(data) > 10 else {}
         fields = data[11] if len(data) > 11 else {}
         keys = data[12] if len(data) > 12 else {}
+        stores = data[13] if len(data) > 13 else {}
         return cls(module, {k: tuples(v) for k, v in functions.items()}, {k: tuples(v) for k, v in classes.items()},
                    aliases, {k: tuples(v) for k, v in returns.items()}, [tuples(c) for c in calls],
                    {k: {a: tuples(v) for a, v in d.items()} for k, d in attrs.items()}, [tuples(r) for r in roots],
                    {k: tuples(v) for k, v in passthrough.items()}, {k: tuples(v) for k, v in tensor_params.items()},
                    {k: tuples(v) for k, v in type_kinds.items()}, {k: tuples(v) for k, v in fields.items()},
-                   {k: tuples(v) for k, v in keys.items()})
+                   {k: tuples(v) for k, v in keys.items()}, {k: tuples(v) for k, v in stores.items()})
 
 
 def join_field(known, kind):
@@ -213,6 +219,7 @@ class ProjectFacts:
         self.attrs: dict[str, dict] = {}
         self.fields: dict[str, object] = {}
         self.keys: dict[str, object] = {}
+        self.stores: dict[str, object] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.files: list[FileFacts] = list(files)
         #: relpath -> module name of the files of the run that solved this table
@@ -235,6 +242,8 @@ class ProjectFacts:
                 self.fields[name] = join_field(self.fields.get(name), kind)
             for name, kind in facts.keys.items():
                 self.keys[name] = join_key(self.keys.get(name), kind)
+            for name, kind in facts.stores.items():
+                self.stores[name] = join_key(self.stores.get(name), kind)
         for defined in list(self.functions) + list(self.classes):
             module, _, name = defined.rpartition(".")
             if module in self.namespaces and "." not in name:
@@ -293,6 +302,8 @@ class ProjectFacts:
           declare a field of that name (a NamedTuple's or dataclass's ``n_node: torch.Tensor``) all declare
           a tensor and no class stores anything else under it, else None: ``batch.n_node`` of an object
           whose class the call graph does not know is then maybe that tensor.
+        * ``("stored", name)``: TENSOR when no class declares a field ``name`` and the project's classes store
+          only tensors under that attribute name (``stored_kind``), else None;
         * ``("subattr", class, name)``: the tensor kind the project's subclasses of a class store under an
           attribute the class itself never sets (a mixin's ``self.queue_ptr``), else None;
         * ``("passed", function, name)``: what every call passes, calls of a base class's method that reach this
@@ -350,6 +361,8 @@ class ProjectFacts:
             return self.type_kind(key[1])
         if kind == "field":
             return self.field_kind(key[1])
+        if kind == "stored":
+            return self.stored_kind(key[1])
         if kind == "subattr":
             return self.subclass_attr(key[1], key[2])
         if kind == "key":
@@ -448,6 +461,16 @@ class ProjectFacts:
             if stored is not None and stored not in TENSORISH:
                 return None  # a submodule or a project object under that name in some class
         return declared
+
+    def stored_kind(self, name: str):
+        """No class declares a field ``name`` by annotation: TENSOR when every store of an attribute of that
+        name in the project's classes stores a tensor (torchdrug's ``Graph.__init__``: ``self.num_node =
+        torch.as_tensor(...)``, read as ``graph.num_node`` wherever ``graph`` is some graph): no class stores
+        a plain value or one of unknown kind there, defines a method of that name, or a property that does not
+        surely return a tensor; else None."""
+        if name in self.fields:
+            return None
+        return TENSOR if self.stores.get(name) in TENSORISH else None
 
     def alias_target(self, qualname: str) -> str | None:
         """The name outside the project that a project name stands for, through the modules that import

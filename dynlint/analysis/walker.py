@@ -298,6 +298,8 @@ class Analyzer:
                 facts.fields[name] = join_field(facts.fields.get(name), kind)
             for name, kind in produced.keys.items():
                 facts.keys[name] = join_key(facts.keys.get(name), kind)
+            for name, kind in produced.stores.items():
+                facts.stores[name] = join_key(facts.stores.get(name), kind)
             facts.calls.extend(produced.calls)
             facts.roots.extend(produced.roots)
             for class_id, attrs in produced.attrs.items():
@@ -738,6 +740,10 @@ class Analyzer:
             # None in __init__, a mask once computed: a tensor whenever it is used as one
             remembered = join(attrs[attr], remembered)[0]
         attrs[attr] = remembered
+        # what an object of unknown class holds under this name, as far as the project's stores agree (a value
+        # of unknown kind, `self.lefts = lefts`, could be anything: no agreement)
+        stores = self.produced.stores
+        stores[attr] = join_key(stores.get(attr), remembered if remembered in TENSORISH else PY)
         shared = relevant(remembered)
         if shared is not None or attr in self.produced.attrs.get(info.id, ()):
             self.produced.attrs.setdefault(info.id, {})[attr] = shared
@@ -1104,7 +1110,9 @@ class Analyzer:
                 return PY
             if attr in ops.TENSOR_ATTRIBUTES:
                 return MASK if base == MASK and attr in ("T", "mT") else TENSOR
-            return self._declared_field(node) if self.uncertain(value) else None
+            # an attribute no tensor has: the value is some object after all (or a tensor subclass), and what
+            # the project's classes declare or store under that name is the best guess
+            return self._declared_field(node)
         if base == NDARRAY:
             return PY if attr in ("shape", "ndim", "dtype", "size") else NDARRAY if attr in ("T", "real", "imag") else None
         if base == SIZE:
@@ -1115,16 +1123,22 @@ class Analyzer:
         return self._declared_field(node) if base is None else None
 
     def _declared_field(self, node: ast.Attribute):
-        """``batch.n_node`` of an object the analysis does not know (an unannotated parameter, or one only
-        presumed a tensor and read an attribute no tensor has): maybe the tensor that the project's
-        classes declare under that name (orb's ``AtomGraphs.n_node: torch.Tensor``)."""
+        """``batch.n_node`` of an object the analysis does not know (an unannotated parameter, or one
+        presumed a tensor that reads an attribute no tensor has): maybe the tensor that the project's
+        classes declare under that name (orb's ``AtomGraphs.n_node: torch.Tensor``); where no class
+        declares it, the tensor they all store there (torchdrug's ``graph.num_node``, ``self.num_node =
+        torch.as_tensor(...)`` in ``Graph.__init__``), not only a maybe: no other kind of object is known
+        to hold that name."""
         value = node.value
         if type(value) is not ast.Name or value.id in ("self", "cls"):
             return None
         found = self.ask(("field", node.attr))
         if found in TENSORISH:
             self._maybe_calls.add(id(node))
-        return found
+            return found
+        if found is not None or value.id == "ctx":
+            return found  # ctx: an autograd Function's context holds what its forward put there
+        return self.ask(("stored", node.attr))
 
     def _self_is_instance(self) -> bool:
         """``self`` names the instance: we are in a method of the innermost class (not a nested def)."""
@@ -1520,7 +1534,7 @@ class Analyzer:
             self.scopes.pop()
             self.function_depth -= 1
             self.control_depth, self.context = outer_depth, outer_context
-        kind = None
+        kind, maybe = None, False
         if scope.returns and not scope.is_generator:
             kind, maybe = scope.returns[0]
             for other, other_maybe in scope.returns[1:]:
@@ -1536,6 +1550,10 @@ class Analyzer:
             kind = relevant(kind, sizes=True) if kind != PY else None
         if kind is not None:
             self.produced.returns[function_id] = (kind, maybe)
+        if cls is not None and _member_kind(node) == "property":
+            # what objects hold under the property's name: a tensor only when it surely returns one
+            stores = self.produced.stores
+            stores[node.name] = join_key(stores.get(node.name), kind if kind in TENSORISH and not maybe else PY)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -2029,6 +2047,9 @@ class Analyzer:
         self.scopes.append(class_scope)
         try:
             for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _member_kind(stmt) == "method":
+                    # a method: no object holds a tensor under its name (a property tells its own walk)
+                    self.produced.stores[stmt.name] = PY
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     # methods resolve names in the enclosing (module/function) scope, not the class
                     self.scopes.pop()
@@ -2374,7 +2395,8 @@ class Analyzer:
         guard = self._guard(node.test)
         outer = self.context
         if self._eager_only_rest(node.test):
-            # `if not is_compiling() and mask.all():` evaluates the rest only when not compiling
+            # `if not is_compiling() and mask.all():` (or `is_compiling() or ...`) evaluates the rest only
+            # when not compiling
             self.context = HOST
         try:
             self.check_branch_test(node.test, node.body)
@@ -2520,8 +2542,11 @@ class Analyzer:
         return None
 
     def _eager_only_rest(self, test: ast.expr) -> bool:
-        return type(test) is ast.BoolOp and isinstance(test.op, ast.And) and \
-            self._guard(test.values[0]) == _NOT_COMPILING
+        """``not is_compiling() and mask.all()``, ``is_compiling() or (rows, cols) != padded``: under dynamo
+        the first operand decides, and the rest is evaluated only when not compiling."""
+        if type(test) is not ast.BoolOp:
+            return False
+        return self._guard(test.values[0]) == (_NOT_COMPILING if isinstance(test.op, ast.And) else _COMPILING)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self.check_branch_test(node.test, None)
@@ -3192,6 +3217,18 @@ def _read_before_bound(body: list[ast.stmt], names: list[str]) -> bool:
         if not pending:
             return False
     return False
+
+
+def _member_kind(node: ast.FunctionDef) -> str:
+    """``"property"`` for a property's getter (``@property``, ``@cached_property``), ``"accessor"`` for its
+    setter or deleter (``@x.setter``), else ``"method"``."""
+    for decorator in node.decorator_list:
+        name = decorator.attr if type(decorator) is ast.Attribute else decorator.id if type(decorator) is ast.Name else ""
+        if name in ("property", "cached_property"):
+            return "property"
+        if name in ("setter", "deleter"):
+            return "accessor"
+    return "method"
 
 
 def _assigned_self_attrs(block) -> set[str]:

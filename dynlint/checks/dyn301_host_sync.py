@@ -235,11 +235,12 @@ def _unknown_in_step(a, node: ast.Call) -> bool:
 
 
 def _unknown_receiver(node: ast.Call) -> bool:
-    """``.item()``/``.tolist()`` on a value the analysis cannot type: elsewhere than a model's own methods
+    """``.item()``/``.tolist()`` on a value the analysis cannot type (arithmetic on such values included:
+    ``(rand_mask_prob * seq_len).item()``): elsewhere than a model's own methods
     (a trainer's helper, a loss function) it counts only where the call graph puts it in the compiled or
     the training step (``step_only``)."""
     return node.func.attr in ("item", "tolist") and \
-        type(node.func.value) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
+        type(node.func.value) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.BinOp)
 
 
 def _python_sequence(a, value: ast.expr) -> bool:
