@@ -300,6 +300,15 @@ HOST_CLASS_BASES = frozenset({
     "torch.utils.data.distributed.DistributedSampler",
 })
 HOST_CLASS_NAME_WORDS = ("Collator", "Collate")
+#: OpenMMLab registries (``@TASK_UTILS.register_module()``) of the task utilities a head builds from its
+#: config (``self.assigner = TASK_UTILS.build(cfg)``) and runs inside its loss: box assigners, samplers,
+#: coders, IoU calculators, match costs, prior generators. The call graph cannot follow a registry build,
+#: so their public methods are where the compiled step runs (mmyolo's ``PoseSimOTAAssigner.assign``)
+STEP_REGISTRIES = frozenset({
+    "TASK_UTILS", "BBOX_ASSIGNERS", "BBOX_SAMPLERS", "BBOX_CODERS", "IOU_CALCULATORS", "MATCH_COST",
+    "PRIOR_GENERATORS", "ANCHOR_GENERATORS", "ROTATED_BBOX_ASSIGNERS", "ROTATED_BBOX_SAMPLERS",
+    "ROTATED_BBOX_CODERS", "ROTATED_IOU_CALCULATORS", "ROTATED_ANCHOR_GENERATORS", "ROTATED_PRIOR_GENERATORS",
+})
 HOST_CALLBACK_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
 
 #: calls (torch functions and tensor methods, by their last name) whose result is an integer index tensor,

@@ -83,7 +83,8 @@ class _Scope:
 
 
 class _ClassInfo:
-    __slots__ = ("name", "id", "is_module", "is_dataset", "attr_kinds", "body_attrs", "node", "deferred", "host_class")
+    __slots__ = ("name", "id", "is_module", "is_dataset", "attr_kinds", "body_attrs", "node", "deferred", "host_class",
+                 "step_registered")
 
     def __init__(self, name: str, class_id: str, is_module: bool, is_dataset: bool, node=None):
         self.name = name
@@ -98,6 +99,7 @@ class _ClassInfo:
         self.body_attrs: dict[str, object] = {}  # attr_kinds before __init__ runs
         self.deferred = False                    # its methods are walked one by one (module-level class)
         self.host_class = False                  # every method runs on the host (a LightningDataModule)
+        self.step_registered = False             # registered as a task utility a head runs in its loss
 
 
 @dataclass
@@ -1597,6 +1599,9 @@ class Analyzer:
                 # every method of a Dataset (construction, caching, loading helpers: yolov5's
                 # LoadImagesAndLabels.check_cache_ram/load_image) runs in the data pipeline
                 roots.append((ROOT_HOST, ref_function(function_id)))
+            if cls.step_registered and not name.startswith("_"):
+                # built from a config by a head and run in its loss (see ops.STEP_REGISTRIES)
+                roots.append((ROOT_COMPILED, ref_function(function_id)))
             if name in ops.STEP_METHODS or (name in ops.TRAINER_STEP_HOOKS and self._hf_trainer(cls)) or \
                     (name in ops.TRAINING_STEP_HOOKS and not cls.is_dataset):
                 roots.append((ROOT_TRAIN, ref_function(function_id)))
@@ -2036,6 +2041,7 @@ class Analyzer:
             ops.HOST_CLASS_SUFFIXES) for b in node.bases) or (not is_module_class and (
                 any(base in ops.HOST_CLASS_BASES for base in bases)
                 or any(word in node.name for word in ops.HOST_CLASS_NAME_WORDS)))
+        info.step_registered = any(_registry_name(d) in ops.STEP_REGISTRIES for d in node.decorator_list)
         self.produced.classes[class_id] = (tuple(bases), is_module_class, is_dataset)
         self.local_classes[node.name] = info
         self.bind_name_in_parent(node.name)
@@ -3217,6 +3223,16 @@ def _read_before_bound(body: list[ast.stmt], names: list[str]) -> bool:
         if not pending:
             return False
     return False
+
+
+def _registry_name(decorator: ast.expr) -> str:
+    """``TASK_UTILS`` of ``@TASK_UTILS.register_module()`` (or without the call), else ``""``."""
+    if type(decorator) is ast.Call:
+        decorator = decorator.func
+    if type(decorator) is ast.Attribute and decorator.attr == "register_module":
+        target = decorator.value
+        return target.id if type(target) is ast.Name else target.attr if type(target) is ast.Attribute else ""
+    return ""
 
 
 def _member_kind(node: ast.FunctionDef) -> str:
