@@ -309,6 +309,9 @@ STEP_REGISTRIES = frozenset({
     "PRIOR_GENERATORS", "ANCHOR_GENERATORS", "ROTATED_BBOX_ASSIGNERS", "ROTATED_BBOX_SAMPLERS",
     "ROTATED_BBOX_CODERS", "ROTATED_IOU_CALCULATORS", "ROTATED_ANCHOR_GENERATORS", "ROTATED_PRIOR_GENERATORS",
 })
+#: ...except the tracking utilities registered there too (mmdet's ``task_modules/tracking``: Kalman filters,
+#: tracklet interpolation, camera motion compensation), which a tracker runs at inference, after the model
+TRACKING_MODULE_PART = "tracking"
 HOST_CALLBACK_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
 
 #: calls (torch functions and tensor methods, by their last name) whose result is an integer index tensor,

@@ -2041,7 +2041,8 @@ class Analyzer:
             ops.HOST_CLASS_SUFFIXES) for b in node.bases) or (not is_module_class and (
                 any(base in ops.HOST_CLASS_BASES for base in bases)
                 or any(word in node.name for word in ops.HOST_CLASS_NAME_WORDS)))
-        info.step_registered = any(_registry_name(d) in ops.STEP_REGISTRIES for d in node.decorator_list)
+        info.step_registered = any(_registry_name(d) in ops.STEP_REGISTRIES for d in node.decorator_list) \
+            and ops.TRACKING_MODULE_PART not in self.module.split(".")
         self.produced.classes[class_id] = (tuple(bases), is_module_class, is_dataset)
         self.local_classes[node.name] = info
         self.bind_name_in_parent(node.name)
