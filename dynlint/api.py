@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dynlint.analysis.facts import EMPTY, FileFacts, ProjectFacts
+from dynlint.analysis.facts import CPU_VALUE, EMPTY, FileFacts, ProjectFacts
 from dynlint.config import Settings
 from dynlint.diagnostics import FileResult, Finding
 from dynlint.source import (  # noqa: F401 - part of this module's API
@@ -193,7 +193,10 @@ def finish(outcome: Outcome, path: str, relpath: str, settings: Settings, region
     for finding, (function_id, context, step_only) in zip(outcome.findings, places):
         rule = rules.get(finding.code)
         region = region_of(function_id, context, regions) if function_id else ""
-        if step_only and (region not in (COMPILED, TRAINING) or not outcome.imports_torch):
+        if step_only == CPU_VALUE:
+            if region == TRAINING:
+                region = HOST_REGION  # a CPU tensor read in a training loop: no device sync, host work
+        elif step_only and (region not in (COMPILED, TRAINING) or not outcome.imports_torch):
             continue  # weak evidence: kept only in the step, in a file that imports torch
         # a file that never imports torch has device hazards only where torch code of the project
         # reaches it (a helper module its model calls with tensors)

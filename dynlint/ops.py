@@ -436,6 +436,20 @@ VALUE_TENSOR_CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor"})
 #: constructors that make a tensor of a value: ``x = torch.tensor(x)`` says x was no tensor before
 SELF_CONVERTING_CONSTRUCTORS = LEGACY_TENSOR_CONSTRUCTORS | VALUE_TENSOR_CONSTRUCTORS
 
+#: torch factories that make a tensor on the CPU unless given a ``device`` (``torch.randint(0, n, (1,))``,
+#: ``torch.normal(0.0, std, size=(1,))``, ``torch.from_numpy(a)``): a value read from one is no device sync,
+#: so outside the compiled step (a training loop's bookkeeping) the read is host work (DYN301 reports it in
+#: host code). ``torch.tensor``/``as_tensor`` count only when given Python or numpy data (given a tensor they
+#: keep its device). Code that calls ``torch.set_default_device`` is not told apart.
+CPU_FACTORY_FUNCTIONS = frozenset(
+    "torch." + n for n in "randint rand randn randperm normal zeros ones empty full arange linspace logspace "
+                         "from_numpy tensor as_tensor Tensor LongTensor FloatTensor IntTensor BoolTensor".split()
+)
+CPU_FROM_DATA_FUNCTIONS = frozenset(
+    "torch." + n for n in "tensor as_tensor Tensor LongTensor FloatTensor IntTensor BoolTensor".split())
+#: tensor methods whose result may leave the receiver's device
+DEVICE_MOVING_METHODS = frozenset({"to", "cuda", "type", "xpu", "mps", "pin_memory", "copy_"})
+
 #: methods of Python lists that take an index: with a tensor index, torch.compile fails (measured:
 #: InternalTorchDynamoError for list.pop(t) and list.insert(t, v)) and eager code reads it on the host
 LIST_INDEX_METHODS = frozenset({"pop", "insert"})

@@ -48,6 +48,10 @@ TRAIN = "train"           # inside a training loop's body (a loop that calls bac
 HOST = "host"             # under a guard that only runs eagerly (not is_compiling(), ...)
 FORWARD = "forward"       # in a lambda given to an nn.Module's constructor: runs in that module's forward
 
+#: the third entry of a finding's place (after the function and the call context) when the value the
+#: finding reads was made on the CPU (``Analyzer.report``); else whether it is kept only in the step
+CPU_VALUE = "cpu"
+
 #: the ``star`` of a call that only references its callee (``functools.partial(f, ...)``): where it runs,
 #: not what it is passed
 REFERENCE = "ref"

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from dynlint import checks, ops
 from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
-    CALL, COMPILED, DISABLED, EMPTY, FORWARD, HOST, KERNEL, NO_GRAD, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
+    CALL, COMPILED, CPU_VALUE, DISABLED, EMPTY, FORWARD, HOST, KERNEL, NO_GRAD, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
     ROOT_TO_HOST, ROOT_TRAIN, STEPS, TRAIN,
     Consumed, FileFacts, ProjectFacts, is_module_base, join_field, join_key, ref_function, ref_method, ref_module_call,
     ref_named, ref_site,
@@ -358,10 +358,12 @@ class Analyzer:
         return self.consumed.ask(key)
 
     def report(self, rule: checks.Rule, node: ast.AST, message: str, fix_node: ast.AST | None = None,
-               with_fix: bool = True, step_only: bool = False) -> None:
+               with_fix: bool = True, step_only: bool = False, cpu_value: bool = False) -> None:
         """Record a finding.  ``step_only``: the finding rests on weak evidence (a value of unknown kind
         used the way tensors are), so it is kept only where the call graph puts the statement in the
-        compiled or the training step, where such a value is a tensor far more often than not."""
+        compiled or the training step, where such a value is a tensor far more often than not.
+        ``cpu_value``: the value read is a tensor made on the CPU (``torch.randint(0, n, (1,)).item()``):
+        outside the compiled step it syncs nothing, so a training step's read counts as host code."""
         if rule.scope is not checks.Scope.ANYWHERE and self.on_error_path():
             return  # computed only to describe a failure: the step that gets there is over anyway
         code = rule.code
@@ -383,7 +385,7 @@ class Analyzer:
                     raise
                 fix = None
         finding = Finding(code, message, line, col, end_line, end_col, fix)
-        place = (self._function_id(), self.context, step_only)
+        place = (self._function_id(), self.context, CPU_VALUE if cpu_value and not step_only else step_only)
         if earlier is not None:
             self.findings[earlier], self.places[earlier] = finding, place
             return

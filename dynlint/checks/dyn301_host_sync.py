@@ -19,7 +19,7 @@ def check_builtin(a, node, qual, method, receiver) -> None:
         return
     if a.value_kind(node.args[0]) in TENSORISH or a.on_some_path(node.args[0]):
         a.report(RULE, node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
-                 "break); keep the value as a tensor")
+                 "break); keep the value as a tensor", cpu_value=made_on_cpu(a, node.args[0]))
 
 
 _FORMAT = ("formatting a tensor as text reads its value on the host (a sync in eager and lazy XLA/HPU mode; "
@@ -81,7 +81,8 @@ def check_method(a, node, qual, method, receiver) -> None:
     strong = receiver in TENSORISH or ops.HOST_SYNC_METHODS[method] or (receiver is None and _unknown_in_step(a, node))
     if strong or (receiver is None and _unknown_receiver(node) and not maybe_numpy(a, node.func.value)):
         a.report(RULE, node, f"`.{method}()` copies tensor data to the host (a sync and a graph "
-                 "break); keep the value as a tensor, or move this out of the compiled region", step_only=not strong)
+                 "break); keep the value as a tensor, or move this out of the compiled region", step_only=not strong,
+                 cpu_value=made_on_cpu(a, node.func.value))
 
 
 @RULE.on_call(functions=ops.HOST_SYNC_FUNCTIONS)
@@ -255,3 +256,41 @@ def _python_sequence(a, value: ast.expr) -> bool:
     if isinstance(value, (ast.List, ast.Tuple, ast.ListComp)):
         return True
     return isinstance(value, ast.Name) and a.bound_to_sequence(value.id)
+
+
+def made_on_cpu(a, value: ast.expr, depth: int = 0) -> bool:
+    """The value is a tensor a torch factory made on the CPU here (no ``device``: ``torch.randint(0, n,
+    (1,))``, ``torch.normal(0.0, std, size=(1,))``, ``torch.tensor([i, j])`` of Python values,
+    ``torch.from_numpy(a)``), through names bound once, indexing, arithmetic and methods that keep the
+    device (``x.sum()``, ``x[0]``, not ``x.to(...)``/``x.cuda()``)."""
+    if depth > 4:
+        return False
+    t = type(value)
+    if t is ast.Name:
+        bound = a.bound_value(value.id) or assigned_once_from(a.stack, value.id)
+        return bound is not None and made_on_cpu(a, bound, depth + 1)
+    if t is ast.Subscript:
+        return made_on_cpu(a, value.value, depth + 1)
+    if t is ast.UnaryOp:
+        return made_on_cpu(a, value.operand, depth + 1)
+    if t is ast.BinOp:
+        sides = [s for s in (value.left, value.right) if a.kind(s) in TENSORISH or type(s) is not ast.Constant]
+        return bool(sides) and all(made_on_cpu(a, s, depth + 1) or a.kind(s) not in TENSORISH and
+                                   type(s) is ast.Constant for s in sides)
+    if t is not ast.Call:
+        return False
+    func = value.func
+    qual = a.qualname(func)
+    if qual in ops.CPU_FACTORY_FUNCTIONS:
+        if any(k.arg == "device" for k in value.keywords) or any(type(arg) is ast.Starred for arg in value.args):
+            return False
+        if any(k.arg is None for k in value.keywords):
+            return False  # **kwargs may carry a device
+        if qual in ops.CPU_FROM_DATA_FUNCTIONS:
+            data = value.args[0] if value.args else None
+            return data is not None and (type(data) in (ast.List, ast.Tuple, ast.Constant) or
+                                         a.kind(data) in (PY, NDARRAY))
+        return True
+    if type(func) is ast.Attribute and qual is None and func.attr not in ops.DEVICE_MOVING_METHODS:
+        return a.kind(func.value) in TENSORISH and made_on_cpu(a, func.value, depth + 1)
+    return False
