@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.kinds import MASK, MODULE, NDARRAY, PY, SEQ, TENSORISH, TUPLE
+from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SEQ, SIZE, TENSORISH, TUPLE
 from dynlint.analysis.syntax import assigned_once_from
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
@@ -258,6 +258,10 @@ def _python_sequence(a, value: ast.expr) -> bool:
     return isinstance(value, ast.Name) and a.bound_to_sequence(value.id)
 
 
+#: kinds of plain Python numbers (a flag, a value read from a tensor, a size)
+_NUMBERS = frozenset({PY, DATA, SIZE})
+
+
 def made_on_cpu(a, value: ast.expr, depth: int = 0) -> bool:
     """The value is a tensor a torch factory made on the CPU here (no ``device``: ``torch.randint(0, n,
     (1,))``, ``torch.normal(0.0, std, size=(1,))``, ``torch.tensor([i, j])`` of Python values,
@@ -274,9 +278,9 @@ def made_on_cpu(a, value: ast.expr, depth: int = 0) -> bool:
     if t is ast.UnaryOp:
         return made_on_cpu(a, value.operand, depth + 1)
     if t is ast.BinOp:
-        sides = [s for s in (value.left, value.right) if a.kind(s) in TENSORISH or type(s) is not ast.Constant]
-        return bool(sides) and all(made_on_cpu(a, s, depth + 1) or a.kind(s) not in TENSORISH and
-                                   type(s) is ast.Constant for s in sides)
+        # `height_ratio * top`: the Python numbers in it move nothing; every other operand must be a CPU tensor
+        sides = [s for s in (value.left, value.right) if type(s) is not ast.Constant and a.kind(s) not in _NUMBERS]
+        return bool(sides) and all(made_on_cpu(a, s, depth + 1) for s in sides)
     if t is not ast.Call:
         return False
     func = value.func
