@@ -61,8 +61,8 @@ class Outcome:
     JSON-able (the results cache stores it, see ``dynlint.cache``)."""
 
     findings: list[Finding]                                  # selection and noqa applied
-    # per finding: function id, context, and whether it is kept only in the compiled or training step
-    places: list[tuple[str, str | None, bool]] = field(default_factory=list)
+    # per finding: function id, context, and how it is kept (see walker.FileAnalysis.places)
+    places: list[tuple[str, str | None, bool | str]] = field(default_factory=list)
     facts: FileFacts | None = None                           # None: the file could not be walked
     consumed: dict = field(default_factory=dict)             # question -> answer it got from the table
     imports_torch: bool = False

@@ -107,8 +107,10 @@ class FileAnalysis:
     """What walking one file produced."""
 
     findings: list[Finding]
-    #: per finding (same order): (id of the function it stands in, context or None)
-    places: list[tuple[str, str | None, bool]]  # per finding: function id, context, kept only in the step
+    #: per finding (same order): (id of the function it stands in, context or None, and True when it is kept
+    #: only in the step (weak evidence), CPU_VALUE when the value it reads was made on the CPU (see
+    #: Analyzer.report), else False)
+    places: list[tuple[str, str | None, bool | str]]
     facts: FileFacts
     consumed: dict = field(default_factory=dict)   # question -> answer (see facts.Consumed)
     imports_torch: bool = False
@@ -147,7 +149,7 @@ class Analyzer:
         self._second_pass = False               # walking a loop's body again (names it carries round)
         self.context: str | None = None         # TRAIN / HOST for the statements being visited
         self.findings: list[Finding] = []
-        self.places: list[tuple[str, str | None, bool]] = []  # see FileAnalysis.places
+        self.places: list[tuple[str, str | None, bool | str]] = []  # see FileAnalysis.places
         self.seen: dict[tuple[str, int, int], int] = {}  # (code, line, col) -> index in findings
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
         self._values_test = None  # (test, depends_on_values(test)) while the rules check one branch test
@@ -1140,8 +1142,8 @@ class Analyzer:
         if found in TENSORISH:
             self._maybe_calls.add(id(node))
             return found
-        if found is not None or value.id == "ctx":
-            return found  # ctx: an autograd Function's context holds what its forward put there
+        if value.id == "ctx":
+            return None  # an autograd Function's context holds what its forward put there
         return self.ask(("stored", node.attr))
 
     def _self_is_instance(self) -> bool:
@@ -2056,10 +2058,10 @@ class Analyzer:
         self.scopes.append(class_scope)
         try:
             for stmt in node.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _member_kind(stmt) == "method":
-                    # a method: no object holds a tensor under its name (a property tells its own walk)
-                    self.produced.stores[stmt.name] = PY
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if _member_kind(stmt) == "method":
+                        # a method: no object holds a tensor under its name (a property tells its own walk)
+                        self.produced.stores[stmt.name] = PY
                     # methods resolve names in the enclosing (module/function) scope, not the class
                     self.scopes.pop()
                     try:
