@@ -443,7 +443,9 @@ def _download(package: Package, dest: str) -> str:
     folder = os.path.join(dest, DOWNLOADS)
     os.makedirs(folder, exist_ok=True)
     print(f"corpus: downloading {package.spec} ...", file=sys.stderr)
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", folder]
+    # --ignore-requires-python: only the source is read, never installed or run (torchdrug 0.2.1 says <3.11)
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--ignore-requires-python",
+               "--dest", folder]
     # A wheel for this interpreter when there is one, else whatever PyPI has (an sdist).
     proc = subprocess.run(command + ["--only-binary", ":all:", package.spec], capture_output=True, text=True)
     if proc.returncode != 0:
