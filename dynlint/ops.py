@@ -204,6 +204,12 @@ HOST_SYNC_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 #: torch functions that read a tensor's value on the host (measured: torch._check_tensor_all breaks the
 #: graph with "Tensor.item()")
 HOST_SYNC_FUNCTIONS = frozenset({"torch._check_tensor_all", "torch._check_tensor_all_with"})
+#: math-module functions that turn a tensor argument into a Python number (measured on torch 2.13, a 0-d
+#: tensor under torch.compile: each breaks the graph with "Data dependent operator", like float(t);
+#: math.radians does not, math.trunc rejects tensors)
+MATH_SCALAR_FUNCTIONS = frozenset(f"math.{name}" for name in (
+    "cos sin tan acos asin atan atan2 cosh sinh tanh exp expm1 log log1p log2 log10 sqrt pow fabs floor ceil "
+    "isnan isinf isfinite isclose erf gamma lgamma degrees copysign fmod hypot").split())
 #: builtins that format their arguments as text: a tensor among them is read on the host (measured
 #: on torch 2.13: str(t), print(t), f"{t:.2f}", "%.5f" % t, "{:.3f}".format(t) all break the graph)
 FORMATTING_BUILTINS = frozenset({"str", "repr", "print"})
@@ -879,14 +885,26 @@ def is_test_module(module: str) -> bool:
     return any(is_test_module_part(part) for part in module.split("."))
 
 
+#: module-path components of code that runs a backward pass to check or analyse, not to train (benchmarks
+#: comparing gradients, transformer-lens' tools/analysis/ fitting a probe with one LBFGS solve): a function
+#: there calling backward() or stepping an optimizer outside any loop is no step function, so neither it nor
+#: a loop calling it is a training step (a loop there that itself calls backward() still is). Not ``tools``:
+#: mace's tools/train.py holds its LBFGS training step
+CHECKING_MODULE_PARTS = frozenset({"benchmarks", "benchmark", "analysis"})
+
+
+def is_checking_module(module: str) -> bool:
+    return not CHECKING_MODULE_PARTS.isdisjoint(module.split("."))
+
+
 #: module-path components of code that runs on the host: tests, metrics, plotting, datasets/data
 #: pipelines, export (an unknown function there is host code; reached from a forward it is compiled)
 HOST_MODULE_PARTS = frozenset({
     "test", "tests", "testing", "metrics", "metric", "visualization", "visualize", "visualizer", "viz",
     "plot", "plots", "plotting", "data", "datasets", "dataset", "dataio", "datamodules", "export", "exporters",
     "benchmarks", "benchmark", "scripts", "tools", "examples",
-    # data loading and sampling, dataset transforms, checkpoint/weight loaders
-    "loader", "loaders", "sampler", "samplers", "transforms",
+    # data loading and sampling, dataset transforms, checkpoint/weight loaders (dgl's dataloading/)
+    "loader", "loaders", "sampler", "samplers", "transforms", "dataloading", "dataloader", "dataloaders",
     # inference pipelines and their schedulers, framework callbacks, inference APIs (OpenMMLab's apis/inferencers)
     "pipelines", "pipeline", "inference", "schedulers", "callbacks", "apis", "inferencer", "inferencers",
     # evaluation code: evaluators run a model over a dataset and score it (sentence-transformers'

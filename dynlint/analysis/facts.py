@@ -41,6 +41,8 @@ NO_GRAD = "no_grad"       # a module-level function under @torch.no_grad() / @to
 OVERRIDE = "override"      # a call that reaches a method as an override of the one it names (params)
 STEPS = "steps"           # a step function: calls backward() or steps an optimizer outside any loop of its own,
                           # or calls a step function of its file so
+TRAINS = "trains"         # an nn.Module's forward that runs a training loop (a trainer that is a module): not
+                          # the compiled step; its loops' bodies are the training step
 
 # call contexts (where a call stands in its caller)
 CALL = "call"             # an ordinary call

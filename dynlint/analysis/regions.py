@@ -10,6 +10,7 @@
   ``backward()`` or steps an optimizer (MMEngine's ``update_params`` does both;
   not an epoch loop around it, nor a loop in a test suite; a ``while True: try:`` retry
   or a loop over optimizers, micro-batches or accumulation steps inside it hides nothing),
+  (not a test suite's, nor a ``benchmarks``/``analysis`` module's step functions: ``ops.CHECKING_MODULE_PARTS``),
   or calls a step function of its file (by name, or as ``self.<method>`` of its class:
   Composer's ``_train_batch``) or of another file (through a subclass's override: rl-games'
   ``train_actor_critic``), a step function (one that does so itself outside any loop
@@ -21,7 +22,8 @@
   (``on_after_backward``, ``on_train_batch_end``..., of a callback too), a Hugging Face Trainer's
   ``compute_loss`` and ``_prepare_inputs``;
 * ``host`` — only ever runs on the host, eagerly: every method of a Dataset,
-  ``collate_fn``/``worker_init_fn`` callbacks, functions given to a project
+  ``collate_fn``/``worker_init_fn`` callbacks, the ``forward`` of a trainer that is an ``nn.Module`` (it
+  holds a training loop: the loop's body is still the training step), functions given to a project
   Dataset's constructor, DataLoader samplers and collator
   classes, the ``forward`` of ``nn.Module``s in data-pipeline and metrics modules (transforms) or named
   as post-processing (unless a model's forward calls it), ``nn.Module`` construction
@@ -62,7 +64,8 @@ from collections import deque
 
 from dynlint import ops
 from dynlint.analysis.facts import (
-    CTX, FORWARD, HOST, NO_GRAD, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TO_HOST, ROOT_TRAIN, TRAIN, ProjectFacts,
+    CTX, FORWARD, HOST, NO_GRAD, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST, ROOT_TO_HOST, ROOT_TRAIN, TRAIN, TRAINS,
+    ProjectFacts,
 )
 
 COMPILED = "compiled"
@@ -162,6 +165,10 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                 if name in ("forward", "__call__"):
                     if NO_GRAD in flags:
                         pass  # an inference wrapper's no-grad forward (walker): host, above
+                    elif TRAINS in flags:
+                        # a trainer that is an nn.Module (lucidrains' trainers): its forward runs the training
+                        # loop, whose body is the training step (statement context); the rest runs on the host
+                        host.add(function_id)
                     elif (_host_forward_module(module_of(function_id))
                           and not flow_transform(function_id, module_of(function_id))) \
                             or owner.endswith(ops.POSTPROCESS_MODULE_SUFFIXES):

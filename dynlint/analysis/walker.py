@@ -31,7 +31,7 @@ from dynlint import checks, ops
 from dynlint.analysis import evidence as _evidence, rebinding
 from dynlint.analysis.facts import (
     CALL, COMPILED, CPU_VALUE, DISABLED, EMPTY, FORWARD, HOST, KERNEL, NO_GRAD, REFERENCE, ROOT_COMPILED, ROOT_DRIVER, ROOT_HOST,
-    ROOT_TO_HOST, ROOT_TRAIN, STEPS, TRAIN,
+    ROOT_TO_HOST, ROOT_TRAIN, STEPS, TRAIN, TRAINS,
     Consumed, FileFacts, ProjectFacts, is_module_base, join_field, join_key, ref_function, ref_method, ref_module_call,
     ref_named, ref_site,
 )
@@ -132,6 +132,8 @@ class Analyzer:
         self.consumed = Consumed(facts)
         self.produced = FileFacts(self.module)
         self._in_tests = ops.is_test_module(self.module)
+        # benchmarks and analysis tools: their backward passes check or analyse (see ops.CHECKING_MODULE_PARTS)
+        self._no_step_functions = self._in_tests or ops.is_checking_module(self.module)
         # first components of the project's module names: calls into them are worth recording
         self.project_roots = project_roots | {self.module.split(".", 1)[0]}
         self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object
@@ -1184,6 +1186,10 @@ class Analyzer:
         if isinstance(func, ast.Attribute):
             receiver = self.kind(func.value)
             method = func.attr
+            if method == "astype" and (receiver in TENSORISH or receiver == NDARRAY):
+                # tensors have no .astype(): a value that may be a tensor and gets one is a numpy array here
+                # (naturalspeech2's `wav = wav.contiguous().cpu().numpy()` on one path, then `wav.astype(...)`)
+                return NDARRAY
             if receiver in TENSORISH:
                 if method in ops.CONTAINER_SHARED_METHODS and self.uncertain(func.value):
                     self._maybe_calls.add(id(node))
@@ -1305,6 +1311,12 @@ class Analyzer:
         root = qual.split(".", 1)[0]
         if root == "numpy":
             return NDARRAY
+        if qual in ops.MATH_SCALAR_FUNCTIONS:
+            # math.cos(t): a Python number, read from the tensor's value (like float(t)), or from a size
+            kinds = [self.kind(a) for a in args]
+            if any(k in TENSORISH or k == DATA for k in kinds):
+                return DATA
+            return SIZE if SIZE in kinds else PY
         if root != "torch":
             how = ops.TENSOR_PASSING_FUNCTIONS.get(qual)
             if how is None and qual.startswith(ops.TENSOR_PASSING_NAMESPACES):
@@ -1510,8 +1522,11 @@ class Analyzer:
         function_id = f"{cls.id}.{node.name}" if cls is not None else (
             f"{self.module}.{node.name}" if self.scope is self.module_scope else f"{self._function_id()}.{node.name}")
         flags = self._decoration(node)
-        if not self._in_tests and id(node) in self._step_functions()[0]:
+        if not self._no_step_functions and id(node) in self._step_functions()[0]:
             flags.add(STEPS)  # a loop of another file calling it is a training loop (rl-games' train_actor_critic)
+        if cls is not None and cls.is_module and node.name in ("forward", "__call__") and not self._in_tests \
+                and any(self._is_training_loop(loop) for loop in _own_loops(node)):
+            flags.add(TRAINS)  # meshgpt's MeshAutoencoderTrainer(Module).forward: the loop over batches itself
         bound = bool(cls and node.args.args and not _is_staticmethod(node))
         args = node.args
         positional = tuple(a.arg for a in args.posonlyargs + args.args)
@@ -1610,7 +1625,7 @@ class Analyzer:
                     (name in ops.TRAINING_STEP_HOOKS and not cls.is_dataset):
                 roots.append((ROOT_TRAIN, ref_function(function_id)))
                 return
-        if self._is_training_loop(node):
+        if not self._no_step_functions and self._is_training_loop(node):
             # a function that itself calls backward() or steps an optimizer, outside any loop of its own
             # (widedeep's Trainer._train_step: the loop over batches calls it): its body is the step
             roots.append((ROOT_TRAIN, ref_function(function_id)))
@@ -2235,7 +2250,7 @@ class Analyzer:
         text = "\n".join(self.lines[loop.lineno - 1:loop.end_lineno or loop.lineno])
         if _mentions_a_step(text) and _is_training_loop(loop):
             return True
-        return "(" in text and self._calls_a_step_function(loop)
+        return "(" in text and not self._no_step_functions and self._calls_a_step_function(loop)
 
     def _calls_a_step_function(self, loop) -> bool:
         """The loop calls a step function of this file: by name, a function (at any depth) that itself calls
@@ -3057,8 +3072,18 @@ class Analyzer:
             return True
         # `if self._inputs_are_safe(outputs):` a project function that returns a Python bool made from tensor
         # data read it inside, where that conversion is reported; the branch here tests a Python value
-        return kind == DATA and not _only_names(node) and not (
+        return kind == DATA and not self._reads_nothing_new(node) and not (
             type(node) is ast.Call and self._callee_ref(node.func) is not None)
+
+    def _reads_nothing_new(self, node: ast.expr) -> bool:
+        """The data in the expression comes only from names, through math functions of them
+        (``math.isnan(total)`` with ``total = loss.item()``: read where it was converted, reported there)."""
+        for sub in ast.walk(node):
+            if type(sub) is ast.Call and not (
+                    self.qualname(sub.func) in ops.MATH_SCALAR_FUNCTIONS
+                    and not any(self.value_kind(arg) in TENSORISH or self.on_some_path(arg) for arg in sub.args)):
+                return False
+        return True
 
 
 # ---------------------------------------------------------------------- helpers
@@ -3293,11 +3318,6 @@ def _is_tensor_checks(test: ast.expr) -> list[ast.Call]:
     return []
 
 
-def _only_names(node: ast.expr) -> bool:
-    """The data in the expression comes only from names (no conversion call in it)."""
-    return not any(type(sub) is ast.Call for sub in ast.walk(node))
-
-
 def _join_paths(previous, was_maybe: bool, was_partial: bool, kind, maybe: bool, partial: bool) -> tuple:
     """(kind, maybe, partial) of a name bound differently on different paths: only maybe a tensor
     after the branch, but a tensor for real on one path when that binding was proven (skip = False;
@@ -3461,6 +3481,22 @@ _CALLABLE_ARGS = (ast.Lambda, ast.Name, ast.Attribute)
 def _mentions_a_step(text: str) -> bool:
     """The words of a training step's calls are in the text (before its tree is searched)."""
     return any(word in text for word in ops.TRAINING_STEP_WORDS)
+
+
+def _own_loops(function) -> list:
+    """The ``for``/``while`` loops of a function's body, nested ones included, not those of nested
+    functions or classes."""
+    found = []
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        t = type(node)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        if t in (ast.For, ast.AsyncFor, ast.While):
+            found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _is_training_loop(loop) -> bool:

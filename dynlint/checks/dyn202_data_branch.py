@@ -10,6 +10,7 @@ import ast
 from dynlint import ops
 from dynlint.analysis.kinds import SEQ, TENSORISH, TUPLE
 from dynlint.checks import Scope, rule
+from dynlint.checks._weak_evidence import maybe_numpy
 
 RULE = rule("DYN202", "data-dependent-branch", "A branch on tensor values breaks the graph", scope=Scope.DEVICE,
             fix="fix_raise_branch")
@@ -29,6 +30,35 @@ def check(a, test, body) -> None:
         # value named a mask and reduced with any()/all() is a tensor where the step runs it, and in numpy
         # code elsewhere as often as not
         a.report(RULE, test, _MESSAGE, step_only=True)
+    elif _compared_any(a, test):
+        # `if (graph.in_degrees() == 0).any():` in a graph layer's forward (dgl: a method of a graph object
+        # whose class the call graph cannot see): an elementwise comparison reduced with any()/all() is an
+        # array's, a tensor's where the step runs it
+        a.report(RULE, test, _MESSAGE, step_only=True)
+
+
+def _compared_any(a, test: ast.expr) -> bool:
+    """``(x.f() == 0).any()``, ``not (a != b).all()`` (in an ``and``/``or`` too): an elementwise comparison
+    of a value of unknown kind (not numpy by what the code does) with constants or other such values,
+    reduced with any()/all()."""
+    if type(test) is ast.BoolOp:
+        return any(_compared_any(a, value) for value in test.values)
+    if type(test) is ast.UnaryOp and isinstance(test.op, ast.Not):
+        test = test.operand
+    if type(test) is not ast.Call or test.args or test.keywords or type(test.func) is not ast.Attribute \
+            or test.func.attr not in ("any", "all") or type(test.func.value) is not ast.Compare:
+        return False
+    compare = test.func.value
+    if len(compare.ops) != 1 or not isinstance(compare.ops[0], (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return False
+    unknown = False
+    for side in (compare.left, *compare.comparators):
+        if type(side) is ast.Constant:
+            continue
+        if a.kind(side) is not None or maybe_numpy(a, side):
+            return False
+        unknown = True
+    return unknown
 
 
 def _mask_named_any(a, test: ast.expr) -> bool:

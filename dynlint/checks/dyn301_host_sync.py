@@ -22,6 +22,21 @@ def check_builtin(a, node, qual, method, receiver) -> None:
                  "break); keep the value as a tensor", cpu_value=made_on_cpu(a, node.args[0]))
 
 
+@RULE.on_call(functions=ops.MATH_SCALAR_FUNCTIONS)
+def check_math(a, node, qual, method, receiver) -> None:
+    """``math.cos(t)``: the math module converts its tensor arguments with ``__float__`` (measured on torch 2.13:
+    "Data dependent operator", like ``float(t)``)."""
+    if a.is_silenced(node):
+        return
+    for value in node.args:
+        if not isinstance(value, ast.Starred) and (a.value_kind(value) in TENSORISH or a.on_some_path(value)):
+            torch_name = "torch." + qual.rpartition(".")[2]
+            a.report(RULE, node, f"`{qual}()` of a tensor converts it to a Python number (a sync and a graph "
+                     f"break); keep it a tensor (`{torch_name}` or tensor arithmetic)",
+                     cpu_value=made_on_cpu(a, value))
+            return
+
+
 _FORMAT = ("formatting a tensor as text reads its value on the host (a sync in eager and lazy XLA/HPU mode; "
            "`%` formatting also breaks the graph); log it outside the step, or keep it as a tensor and "
            "format it later")
