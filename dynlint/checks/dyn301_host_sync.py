@@ -17,9 +17,23 @@ RULE = rule("DYN301", "host-sync", "Copying a tensor value to the host syncs and
 def check_builtin(a, node, qual, method, receiver) -> None:
     if not node.args or a.is_silenced(node):
         return
-    if a.value_kind(node.args[0]) in TENSORISH or a.on_some_path(node.args[0]):
+    value = node.args[0]
+    if a.value_kind(value) in TENSORISH or a.on_some_path(value):
         a.report(RULE, node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
-                 "break); keep the value as a tensor", cpu_value=made_on_cpu(a, node.args[0]))
+                 "break); keep the value as a tensor", cpu_value=made_on_cpu(a, value))
+    elif _reduced_unknown(a, value):
+        a.report(RULE, node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
+                 "break); keep the value as a tensor", step_only=True, cpu_value=made_on_cpu(a, value))
+
+
+def _reduced_unknown(a, value: ast.expr) -> bool:
+    """``int(graph_batch.num_atoms.sum())``, ``int(model.stride.max())``: a full reduction of a value the
+    analysis cannot type. Python's lists and numbers have no ``.sum()``/``.max()``: it is an array's, a
+    tensor's in the step (``step_only``), unless the code says the value is numpy."""
+    return type(value) is ast.Call and not value.args and not value.keywords \
+        and type(value.func) is ast.Attribute and value.func.attr in ops.FULL_REDUCTIONS \
+        and type(value.func.value) in (ast.Name, ast.Attribute, ast.Subscript) \
+        and a.kind(value.func.value) is None and a.kind(value) is None and not maybe_numpy(a, value.func.value)
 
 
 @RULE.on_call(functions=ops.MATH_SCALAR_FUNCTIONS)
