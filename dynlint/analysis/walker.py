@@ -1525,6 +1525,7 @@ class Analyzer:
         if not self._no_step_functions and id(node) in self._step_functions()[0]:
             flags.add(STEPS)  # a loop of another file calling it is a training loop (rl-games' train_actor_critic)
         if cls is not None and cls.is_module and node.name in ("forward", "__call__") and not self._in_tests \
+                and _may_hold_a_step("\n".join(self.lines[node.lineno - 1:node.end_lineno or node.lineno])) \
                 and any(self._is_training_loop(loop) for loop in _own_loops(node)):
             flags.add(TRAINS)  # meshgpt's MeshAutoencoderTrainer(Module).forward: the loop over batches itself
         bound = bool(cls and node.args.args and not _is_staticmethod(node))
@@ -3481,6 +3482,12 @@ _CALLABLE_ARGS = (ast.Lambda, ast.Name, ast.Attribute)
 def _mentions_a_step(text: str) -> bool:
     """The words of a training step's calls are in the text (before its tree is searched)."""
     return any(word in text for word in ops.TRAINING_STEP_WORDS)
+
+
+def _may_hold_a_step(text: str) -> bool:
+    """A function's text may hold a training loop: a step's own calls, or a call of a step function
+    (``self.train_step()``, ``self._train_batch(...)``)."""
+    return "step" in text or "backward" in text or "update_params" in text or "train" in text
 
 
 def _own_loops(function) -> list:
