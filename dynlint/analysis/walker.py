@@ -1314,7 +1314,10 @@ class Analyzer:
         if qual in ops.MATH_SCALAR_FUNCTIONS:
             # math.cos(t): a Python number, read from the tensor's value (like float(t)), or from a size
             kinds = [self.kind(a) for a in args]
-            if any(k in TENSORISH or k == DATA for k in kinds):
+            read = [a for a, k in zip(args, kinds) if k in TENSORISH or k == DATA]
+            if read:
+                if all(self.uncertain(a) for a in read):
+                    self._maybe_calls.add(id(node))  # of a maybe-tensor: maybe data (a list's length, imagen's)
                 return DATA
             return SIZE if SIZE in kinds else PY
         if root != "torch":
