@@ -10,11 +10,11 @@
   ``backward()`` or steps an optimizer (MMEngine's ``update_params`` does both;
   not an epoch loop around it, nor a loop in a test suite; a ``while True: try:`` retry
   or a loop over optimizers, micro-batches or accumulation steps inside it hides nothing),
-  (not a test suite's, nor a ``benchmarks``/``analysis`` module's step functions: ``ops.CHECKING_MODULE_PARTS``),
   or calls a step function of its file (by name, or as ``self.<method>`` of its class:
   Composer's ``_train_batch``) or of another file (through a subclass's override: rl-games'
   ``train_actor_critic``), a step function (one that does so itself outside any loop
-  of its own, or calls another step function so), the generator a training loop iterates
+  of its own, or calls another step function so; none in a test suite, nor in a ``benchmarks``/
+  ``analysis`` module: ``ops.CHECKING_MODULE_PARTS``), the generator a training loop iterates
   (``self._iter_dataloader()``), what they call (a host sync
   there stalls Gaudi/XLA lazy mode each step) except plotting and evaluation modules and
   functions named for an evaluation run (``_run_evaluators``, ``validate``: every so many steps),
