@@ -421,6 +421,14 @@ class Analyzer:
                 return False
         return False
 
+    def _in_construction(self) -> bool:
+        """The code being walked is a class's construction method (``__init__``, weight initialisation)."""
+        for scope in reversed(self.scopes):
+            node = scope.node
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return node.name in ops.CONSTRUCTION_METHODS and bool(self.classes)
+        return False
+
     def in_model_step(self) -> bool:
         """Whether the code being walked is a model's own step: a method of an ``nn.Module`` (not its
         construction) outside eager-only code, or a training-loop statement.  There a value of
@@ -1248,6 +1256,12 @@ class Analyzer:
             if passed is not _NOT_PASSED:
                 return passed
         returned = self._answered(node, self.ask(("call", qual)))
+        if id(node) in self._maybe_calls and self._in_construction() and not any(
+                self.kind(arg) in TENSORISH for arg in (*node.args, *(k.value for k in node.keywords))):
+            # `self._in_src_feats, self._in_dst_feats = expand_as_pair(in_feats)` in an `__init__`: a helper
+            # that returns what it is given, or tensors made of it, passed configuration values (dgl)
+            self._maybe_calls.discard(id(node))
+            return PY
         if returned == TENSOR and qual.rpartition(".")[2].startswith(ops.PREDICATE_PREFIXES):
             returned = MASK  # botorch's `Y[is_non_dominated(Y)]`: a tensor-valued predicate is a boolean tensor
         if returned is None and qual.startswith(self.module + "."):
