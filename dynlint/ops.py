@@ -423,6 +423,10 @@ SIZE_ARGUMENT_FUNCTIONS.update({
 #: operator").  A positional tuple/list among them is the size.
 BOUND_ARGUMENT_FUNCTIONS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
     "torch.randint": ((0, 1, 2), frozenset({"low", "high"})),
+    # measured (torch 2.13): with int bounds dynamo traces them; with a 0-d tensor bound, "Attempted to call
+    # function marked as skipped" (Random.randrange / Random.randint), and the bound is read on the host
+    "random.randrange": ((0, 1, 2), frozenset({"start", "stop", "step"})),
+    "random.randint": ((0, 1), frozenset({"a", "b"})),
 }
 
 #: methods of torch.distributions objects that return tensors
@@ -582,6 +586,9 @@ TENSOR_PASSING_FUNCTIONS = {
     "einops.rearrange": "same", "einops.repeat": "same", "einops.reduce": "reduce",
     "einops.pack": "pack", "einops.unpack": "unpack", "einops.einsum": "any",
 }
+#: progress bars that yield what the iterable they wrap yields (``for n, step in tqdm(zip(counts, steps))``)
+PROGRESS_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.std.tqdm", "tqdm.notebook.tqdm",
+                               "tqdm.rich.tqdm", "tqdm.autonotebook.tqdm"})
 #: namespaces whose every function works like ``"any"`` above
 TENSOR_PASSING_NAMESPACES = ("einx.",)
 
@@ -590,8 +597,9 @@ TORCH_MODULE_ROOTS = frozenset({"torch", "torchvision", "torchaudio", "torchtext
 
 # --- evidence: how a reader knows a name holds a tensor ----------------------------------
 
-#: methods only tensors have (not numpy arrays, not nn.Modules, not str/list/dict):
-#: calling one on a name is evidence that the name holds a tensor
+#: methods only tensors have (not numpy arrays, not nn.Modules, not str/list/dict, not torch.Size:
+#: ``shape.numel()`` is a torch.Size's too, measured): calling one on a name is evidence that the
+#: name holds a tensor
 TENSOR_ONLY_METHODS = frozenset((
     "detach detach_ backward long int bool short byte char "
     "new_zeros new_ones new_full new_empty new_tensor "
@@ -599,7 +607,7 @@ TENSOR_ONLY_METHODS = frozenset((
     "masked_select index_select index_fill index_fill_ index_add index_add_ index_copy index_copy_ index_put index_put_ "
     "scatter scatter_ scatter_add scatter_add_ scatter_reduce gather unsqueeze unsqueeze_ permute contiguous "
     "expand expand_as view_as reshape_as type_as repeat_interleave softmax log_softmax sigmoid sigmoid_ relu relu_ "
-    "tanh tanh_ exp exp_ log log_ log1p sqrt sqrt_ rsqrt pow_ abs_ neg_ numel nelement dim ndimension element_size "
+    "tanh tanh_ exp exp_ log log_ log1p sqrt sqrt_ rsqrt pow_ abs_ neg_ nelement dim ndimension element_size "
     "is_floating_point is_complex topk norm matmul bmm mm chunk unbind narrow flip logsumexp amax amin argmax argmin "
     "add_ sub_ mul_ div_ copy_ zero_ fill_ normal_ uniform_ bernoulli_ exponential_ random_ "
     "float_power fmod remainder lerp addmm addcmul addcdiv baddbmm einsum softplus logit "

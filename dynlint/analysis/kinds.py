@@ -153,12 +153,12 @@ def iteration_kind(kind):
 
 def relevant(kind, sizes: bool = False):
     """The part of a kind worth telling other functions about: tensors, data read from tensors,
-    numpy arrays, modules and project objects, and containers of those; with ``sizes``, tensor
+    numpy arrays, modules, distributions and project objects, and containers of those; with ``sizes``, tensor
     sizes too (what a call passes and a function returns: ``helper(x.shape[:2])`` branching on
     them specializes the graph, DYN201).  Plain values (flags, strings) become unknown, so that
     what a walk learns from other files changes only when something that matters to the rules
     changed (fewer walks, same findings)."""
-    if kind in TENSORISH or kind in (DATA, NDARRAY, MODULE) or (sizes and kind == SIZE):
+    if kind in TENSORISH or kind in (DATA, NDARRAY, MODULE, DISTRIBUTION) or (sizes and kind == SIZE):
         return kind
     if type(kind) is tuple:
         tag = kind[0]

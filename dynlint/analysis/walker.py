@@ -148,6 +148,7 @@ class Analyzer:
         self.control_depth = 0                  # >0 inside if/for/while/try bodies of the current scope
         # if/for/while blocks being walked: (owner id, field) -> {name: what it held when the block began}
         self._flow_pending: dict[tuple, dict] = {}
+        self._every_path: dict[int, dict] = {}  # an elif's names bound on every path (_rebound_on_every_path)
         self._second_pass = False               # walking a loop's body again (names it carries round)
         self.context: str | None = None         # TRAIN / HOST for the statements being visited
         self.findings: list[Finding] = []
@@ -695,16 +696,24 @@ class Analyzer:
             previous = self._negated[name][1]  # what it was before `else:` of an isinstance test
         return scope, previous, name in scope.maybe, name in scope.partial
 
-    def _flow_block(self, owner: ast.AST, field: str, statements) -> list[str]:
+    def _flow_block(self, owner: ast.AST, field: str, statements, ends: dict | None = None) -> list[str]:
         """Walk one block of an if/for/while: its bindings join what the names held before it at its end.
-        Returns the names the block made tensors that held something else before it."""
+        Returns the names the block made tensors that held something else before it.  ``ends``, when
+        given, receives what each name the block bound (in the current function) held at its end,
+        before the join: (kind, maybe, partial)."""
         became: list[str] = []
         key = (id(owner), field)
         outer = self._flow_pending.get(key)
         self._flow_pending[key] = {}
+        outer_context = self.context
         try:
-            self.visit_all(statements)
+            for stmt in statements:
+                self.visit(stmt)
+                if type(stmt) is ast.If and self.context != HOST and only_exits(stmt.body) \
+                        and not stmt.orelse and self._guard(stmt.test) == _COMPILING:
+                    self.context = HOST  # `if is_compiling(): return ...` in a branch: the rest runs eagerly
         finally:
+            self.context = outer_context
             pending = self._flow_pending.pop(key)
             if outer is not None:
                 self._flow_pending[key] = outer
@@ -712,6 +721,8 @@ class Analyzer:
                 if previous is _UNBOUND or name not in scope.kinds:
                     continue
                 kind = scope.kinds[name]
+                if ends is not None and scope is self.scope:
+                    ends[name] = (kind, name in scope.maybe, name in scope.partial)
                 if previous == kind:
                     continue
                 if kind in TENSORISH and previous not in TENSORISH and scope is self.scope:
@@ -979,10 +990,11 @@ class Analyzer:
             return self._infer_display(node)
         if t is ast.List:
             kinds = {self.kind(e) for e in node.elts if not isinstance(e, ast.Starred)}
-            return (SEQ, TENSOR) if kinds and kinds <= TENSORISH else PY
+            return (SEQ, _display_element(kinds)) if kinds and kinds <= TENSORISH else PY
         if t is ast.Dict:
+            # {"should_apply": p.to(dtype=torch.bool)}: a dict of masks, whose entries index as masks
             kinds = {self.kind(v) for v in node.values}
-            return (DICT, TENSOR) if kinds and kinds <= TENSORISH and None not in node.keys else PY
+            return (DICT, _display_element(kinds)) if kinds and kinds <= TENSORISH and None not in node.keys else PY
         if t is ast.ListComp or t is ast.GeneratorExp:
             element = self.kind(node.elt)  # [m[i] for i in range(n)]: a list of tensors
             return (SEQ, TENSOR) if element in TENSORISH else PY
@@ -1073,7 +1085,13 @@ class Analyzer:
             if body == orelse:
                 return body
             # `ilens.max() if ilens is not None else ilens`: a tensor either way
-            return TENSOR if body in TENSORISH and orelse in TENSORISH else None
+            if body in TENSORISH and orelse in TENSORISH:
+                return TENSOR
+            if body in (PY, DATA) and orelse in (PY, DATA):
+                # `[r.tolist()] if r.ndim == 0 else r.tolist()`: Python values either way, read from a
+                # tensor on one side at least
+                return DATA
+            return None
         if t is ast.NamedExpr:
             return self.kind(node.value)
         return None
@@ -1334,6 +1352,17 @@ class Analyzer:
                     self._maybe_calls.add(id(node))  # of a maybe-tensor: maybe data (a list's length, imagen's)
                 return DATA
             return SIZE if SIZE in kinds else PY
+        if qual in ops.PROGRESS_WRAPPERS and node.args and type(node.args[0]) is not ast.Starred:
+            # tqdm(zip(counts, steps)): yields what it wraps yields
+            wrapped = self.kind(node.args[0])
+            if self.uncertain(node.args[0]):
+                self._maybe_calls.add(id(node))
+            if wrapped in TENSORISH:
+                return (SEQ, TENSOR)
+            if type(wrapped) is tuple and wrapped[0] in (SEQ, TUPLE):
+                element = element_kind(wrapped)
+                return (SEQ, element) if element is not None else None
+            return None
         if root != "torch":
             how = ops.TENSOR_PASSING_FUNCTIONS.get(qual)
             if how is None and qual.startswith(ops.TENSOR_PASSING_NAMESPACES):
@@ -1431,6 +1460,17 @@ class Analyzer:
             if kinds[0] == SIZE:
                 return SIZE
             return PY if kinds[0] in (PY, NDARRAY) else None
+        if name in ("any", "all") and len(args) == 1:
+            # any(torch.equal(p, q) for p in params), any(t), all(losses): the truth of tensor data, element
+            # by element
+            arg = args[0]
+            if type(arg) in (ast.GeneratorExp, ast.ListComp):
+                element = self.value_kind(arg.elt)
+                return DATA if element in TENSORISH or element == DATA else (PY if element == PY else None)
+            kind = self.value_kind(arg)
+            if kind in TENSORISH or kind == DATA or (type(kind) is tuple and kind[0] == SEQ and kind[1] in TENSORISH):
+                return DATA
+            return None
         if name == "sum" and kinds and type(kinds[0]) is tuple and kinds[0][0] == SEQ and kinds[0][1] in TENSORISH:
             return TENSOR  # sum(losses) over a list of tensors: their sum, a tensor
         if name in ("max", "min", "sum") and any(k in TENSORISH for k in kinds):
@@ -1582,6 +1622,11 @@ class Analyzer:
                     maybe = maybe or joined_maybe
                 maybe = maybe or other_maybe
             kind = relevant(kind, sizes=True)
+            if maybe and kind in TENSORISH and node.returns is not None and \
+                    self._annotation_kind(node.returns) == PY:
+                # `def _shape(tensor) -> torch.Size`, one of whose paths returns what a method no tensor
+                # has gives (`tensor._nested_tensor_size()`): what the annotation promises, not a tensor
+                kind, maybe = None, False
         if kind is None and node.returns is not None and not scope.is_generator:
             # what the body returns says nothing (a parameter of unknown kind, a helper's result):
             # the return annotation says what callers get (``-> tuple[Tensor, Tensor]``)
@@ -2449,16 +2494,20 @@ class Analyzer:
             self.context = outer
         self.control_depth += 1
         typed = self._type_tested_names(node)
+        body_ends: dict = {}
+        else_ends: dict = {}
         try:
             self.context = HOST if guard == _NOT_COMPILING else outer
             with self._narrowed(node.test, node.body):
-                self._flow_block(node, "body", node.body)
+                self._flow_block(node, "body", node.body, body_ends)
             self.context = HOST if guard == _COMPILING else outer
             with self._narrowed(node.test, node.orelse, negate=True):
-                self._flow_block(node, "orelse", node.orelse)
+                self._flow_block(node, "orelse", node.orelse, else_ends)
         finally:
             self.control_depth -= 1
             self.context = outer
+        if node.orelse:
+            self._rebound_on_every_path(node, body_ends, else_ends)
         if typed:
             # `if torch.is_tensor(self.domain): d = squash(self.domain) else: d = self.domain`: d is a
             # tensor exactly when the tested value is, which nothing here says it is: only maybe one,
@@ -2469,6 +2518,49 @@ class Analyzer:
                     scope.partial.discard(name)
                     scope.maybe.add(name)
                     self._typed_maybe.add((scope.id, name))
+
+    def _rebound_on_every_path(self, node: ast.If, body_ends: dict, else_ends: dict) -> None:
+        """``if isinstance(r, int): r = [r] * n / else: r = r.tolist()``: a name bound on every path
+        through an if/else (an ``elif`` chain included) holds what those paths bound, not what it held
+        before the ``if`` (a branch that always returns, raises, breaks or continues does not reach
+        the end).  Each block joined its binding with the earlier value at its end (_flow_block); this
+        replaces that join with the join of the paths that reach the end."""
+        if len(node.orelse) == 1 and type(node.orelse[0]) is ast.If:
+            nested = self._every_path.pop(id(node.orelse[0]), None)
+            if nested is not None:
+                else_ends = {**else_ends, **nested}
+        body_exits, else_exits = _always_exits(node.body), _always_exits(node.orelse)
+        if body_exits and else_exits:
+            return
+        if body_exits:
+            reaching = [else_ends]
+        elif else_exits:
+            reaching = [body_ends]
+        else:
+            reaching = [body_ends, else_ends]
+        names = set(reaching[0]).intersection(*reaching[1:])
+        if not names:
+            return
+        scope = self.scope
+        found = {}
+        for name in names:
+            if name not in scope.kinds:
+                continue
+            kind, maybe, partial = reaching[0][name]
+            for other in reaching[1:]:
+                other_kind, other_maybe, other_partial = other[name]
+                if other_kind != kind:
+                    kind, maybe, partial = _join_paths(kind, maybe, partial, other_kind, other_maybe, other_partial)
+                else:
+                    maybe, partial = maybe or other_maybe, partial or other_partial
+            found[name] = (kind, maybe, partial)
+            if scope.kinds[name] != kind or (name in scope.maybe) != maybe or (name in scope.partial) != partial:
+                scope.kinds[name] = kind
+                (scope.maybe.add if maybe else scope.maybe.discard)(name)
+                (scope.partial.add if partial else scope.partial.discard)(name)
+                self._kind_cache.clear()
+        if found:
+            self._every_path[id(node)] = found
 
     def _type_tested_names(self, node: ast.If) -> list[str]:
         """The names an ``if`` binds in its body when its test asks whether a value not known to be a
@@ -3460,6 +3552,26 @@ def _returns_parameters(value: ast.expr, names: set[str], returned: set[str]) ->
         returned.add(value.func.id + "()")  # `d()`: a factory passed for the default (`lambda: torch.ones(n)`)
         return True
     return False
+
+
+def _always_exits(statements: list) -> bool:
+    """The block never reaches its end: it returns, raises, breaks or continues (or an if/else whose
+    every branch does)."""
+    if not statements:
+        return False
+    last = statements[-1]
+    t = type(last)
+    if t in (ast.Return, ast.Raise, ast.Continue, ast.Break):
+        return True
+    if t is ast.If:
+        return bool(last.orelse) and _always_exits(last.body) and _always_exits(last.orelse)
+    return False
+
+
+def _display_element(kinds: set):
+    """The element kind of a list or dict display whose elements are all tensors: masks when every
+    one is a mask, else tensors."""
+    return MASK if kinds == {MASK} else TENSOR
 
 
 def _item_key(node: ast.expr) -> tuple | None:

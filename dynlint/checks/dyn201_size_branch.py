@@ -125,13 +125,21 @@ def _decided(a, node: ast.expr):
         return True
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, type(node.ops[0]), node.comparators[0]
-        if _direct_size(a, right):
+        if _direct_size_product(a, right):
             left, right, op = right, left, _FLIPPED.get(op)
-        if _direct_size(a, left):
+        if _direct_size_product(a, left):
             if _negative_int(right):
                 return True  # `x.shape[0] == -1`: a size is never negative, the outcome never changes
             return isinstance(right, ast.Constant) and type(right.value) is int and right.value in _DECIDED.get(op, ())
     return False if a.reads_tensor_size(node) else None
+
+
+def _direct_size_product(a, node: ast.expr) -> bool:
+    """A size read directly, or a product of them (``batch_size * num_channels * num_samples == 0``, an
+    empty-input guard: a product is 0 or 1 exactly when its factors are, and each is specialized)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _direct_size_product(a, node.left) and _direct_size_product(a, node.right)
+    return _direct_size(a, node)
 
 
 def _negative_int(node: ast.expr) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.kinds import DATA_DERIVED, TENSORISH, is_not_tensor
+from dynlint.analysis.kinds import DATA_DERIVED, TENSORISH, TUPLE, is_not_tensor
 from dynlint.analysis.syntax import size_elements
 from dynlint.checks import Scope, rule
 
@@ -89,8 +89,11 @@ def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
     candidates.extend(k.value for k in node.keywords if k.arg in keywords)
     for candidate in candidates:
         for value in size_elements(candidate):
-            # also a size that is data on some path (`if max_len is None: max_len = lens.amax()`)
-            if a.value_kind(value) in DATA_DERIVED or a.on_some_path(value):
+            # also a size that is data on some path (`if max_len is None: max_len = lens.amax()`), and a
+            # name bound to a tuple that holds one (`padding = (0, max_len - x.size(-1))`, then `F.pad(x, padding)`)
+            kind = a.value_kind(value)
+            if kind in DATA_DERIVED or a.on_some_path(value) or (
+                    type(kind) is tuple and kind[0] == TUPLE and any(k in DATA_DERIVED for k in kind[1:])):
                 a.silence_syncs(value)
                 a.report(RULE, value, f"size passed to {what} is computed from tensor data, so the "
                          "output shape is data-dependent; derive sizes from .shape/.size(), or use a fixed "
