@@ -729,10 +729,14 @@ STEP_METHODS = frozenset({"training_step", "compute_loss"})
 #: trainers generate completions there): training code in a subclass of ``transformers.Trainer``
 TRAINER_STEP_HOOKS = frozenset({"_prepare_inputs"})
 #: Lightning hooks (of a ``Callback`` or the ``LightningModule``) the fit loop calls inside every training step,
-#: around the backward and the optimizer step: a sync there stalls the step as one in ``training_step`` does
+#: between the backward and the optimizer step: a sync there stalls the step as one in ``training_step`` does
 #: (nequip's ``TrainingStatsMonitor.on_after_backward`` logging gradient statistics)
-TRAINING_STEP_HOOKS = frozenset({"on_train_batch_start", "on_train_batch_end", "on_before_backward",
-                                 "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad"})
+TRAINING_STEP_HOOKS = frozenset({"on_before_backward", "on_after_backward", "on_before_optimizer_step",
+                                 "on_before_zero_grad"})
+#: ...and the hooks it calls before and after each step, whatever class defines them: logging, checkpointing,
+#: spike detection and LR-finder bookkeeping on the finished step's outputs, on the host (judged so: Lightning's
+#: ``ModelCheckpoint``, ``SpikeDetection``, ``_LRCallback``)
+BATCH_BOUNDARY_HOOKS = frozenset({"on_train_batch_start", "on_train_batch_end"})
 #: ...and as evaluation steps, eagerly, outside the training step (shared helpers they call that the
 #: training step calls too are training code through it)
 EVAL_STEP_METHODS = frozenset({"validation_step", "test_step", "predict_step", "val_step"})  # val_step: MMEngine's

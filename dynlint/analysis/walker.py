@@ -1677,7 +1677,7 @@ class Analyzer:
             roots.append((ROOT_HOST, ref_function(function_id)))
         if cls is not None:
             name = node.name
-            if cls.is_dataset or cls.host_class or name in ops.EVAL_STEP_METHODS:
+            if cls.is_dataset or cls.host_class or name in ops.EVAL_STEP_METHODS or name in ops.BATCH_BOUNDARY_HOOKS:
                 # every method of a Dataset (construction, caching, loading helpers: yolov5's
                 # LoadImagesAndLabels.check_cache_ram/load_image) runs in the data pipeline
                 roots.append((ROOT_HOST, ref_function(function_id)))
