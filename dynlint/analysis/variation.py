@@ -54,6 +54,9 @@ _WORD_SPLIT = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 # words of a tensor's name that say a weight or an embedding table, whose rows the model fixes
 # (not ``weights``, ``embeddings``: attention weights and embedded inputs have a batch)
 _WEIGHT_WORDS = frozenset({"weight", "bias", "codebook", "kernel", "table",
+                           # a parameter of the model (``for param in group["params"]``), not ``grad``: a
+                           # custom backward's ``grad_output`` has a batch
+                           "param", "params", "parameter",
                            # one row per feature level: deformable attention's ``spatial_shapes`` (num_levels, 2)
                            "shapes", "levels"})
 _WEIGHT_PREFIXES = ("rel_pos", "pos_embed", "pos_emb", "absolute_pos")
@@ -108,6 +111,10 @@ def variation(a, expr: ast.expr, depth: int = 0) -> str | None:
     """VARIES when a size ``expr`` reads is known to vary, UNKNOWN when it reads sizes none of which
     is known to vary, None when it reads no tensor size."""
     found = None
+    if _in_optimizer(a):
+        # an optimizer's methods work on the model's parameters, their gradients and the flat buffers and
+        # partitions made from them (DeepSpeed's ZeRO optimizers): sizes the model fixes
+        return UNKNOWN if any(True for _ in a.size_reads(expr)) else None
     if isinstance(expr, ast.Compare):
         sides = [expr.left, *expr.comparators]
         if any(a.reads_tensor_size(side) for side in sides):
@@ -121,6 +128,29 @@ def variation(a, expr: ast.expr, depth: int = 0) -> str | None:
             return VARIES
         found = found or result
     return found
+
+
+def _in_optimizer(a) -> bool:
+    """The code is in a method of an optimizer class (named ``*Optimizer``, or derived from
+    ``torch.optim.Optimizer``)."""
+    for node in reversed(a.stack):
+        if isinstance(node, ast.ClassDef):
+            if node.name.endswith(_OPTIMIZER_SUFFIXES):
+                return True
+            for base in node.bases:
+                qual = a.qualname(base) or ""
+                if qual.startswith("torch.optim.") or (isinstance(base, (ast.Name, ast.Attribute))
+                                                       and _base_name(base).endswith(_OPTIMIZER_SUFFIXES)):
+                    return True
+            return False
+    return False
+
+
+_OPTIMIZER_SUFFIXES = ("Optimizer",)
+
+
+def _base_name(base: ast.expr) -> str:
+    return base.id if isinstance(base, ast.Name) else base.attr
 
 
 def _model_size(a, name: str) -> bool:
