@@ -597,9 +597,9 @@ TORCH_MODULE_ROOTS = frozenset({"torch", "torchvision", "torchaudio", "torchtext
 
 # --- evidence: how a reader knows a name holds a tensor ----------------------------------
 
-#: methods only tensors have (not numpy arrays, not nn.Modules, not str/list/dict, not torch.Size:
-#: ``shape.numel()`` is a torch.Size's too, measured): calling one on a name is evidence that the
-#: name holds a tensor
+#: methods only tensors have (not numpy arrays, not nn.Modules, not str/list/dict): calling one on a name
+#: is evidence that the name holds a tensor (``numel`` is a torch.Size's too, measured: not on a name that
+#: says a shape, ``SHAPE_NAME_WORDS``)
 TENSOR_ONLY_METHODS = frozenset((
     "detach detach_ backward long int bool short byte char "
     "new_zeros new_ones new_full new_empty new_tensor "
@@ -607,7 +607,7 @@ TENSOR_ONLY_METHODS = frozenset((
     "masked_select index_select index_fill index_fill_ index_add index_add_ index_copy index_copy_ index_put index_put_ "
     "scatter scatter_ scatter_add scatter_add_ scatter_reduce gather unsqueeze unsqueeze_ permute contiguous "
     "expand expand_as view_as reshape_as type_as repeat_interleave softmax log_softmax sigmoid sigmoid_ relu relu_ "
-    "tanh tanh_ exp exp_ log log_ log1p sqrt sqrt_ rsqrt pow_ abs_ neg_ nelement dim ndimension element_size "
+    "tanh tanh_ exp exp_ log log_ log1p sqrt sqrt_ rsqrt pow_ abs_ neg_ numel nelement dim ndimension element_size "
     "is_floating_point is_complex topk norm matmul bmm mm chunk unbind narrow flip logsumexp amax amin argmax argmin "
     "add_ sub_ mul_ div_ copy_ zero_ fill_ normal_ uniform_ bernoulli_ exponential_ random_ "
     "float_power fmod remainder lerp addmm addcmul addcdiv baddbmm einsum softplus logit "
@@ -616,6 +616,10 @@ TENSOR_ONLY_METHODS = frozenset((
     "pin_memory record_stream data_ptr storage untyped_storage get_device is_contiguous stride storage_offset "
     "requires_grad_ retain_grad register_hook type"
 ).split())
+
+#: words of a name that says it holds a shape (``new_shape.numel()`` of a torch.Size: tensordict's
+#: ``_check_is_flatten``)
+SHAPE_NAME_WORDS = frozenset({"shape", "shapes", "size", "sizes"})
 
 #: tensor-only methods that take no positional argument (casts): ``env.bool("TYPECHECK", False)``
 #: (environs) or ``config.int("n", 3)`` called with one is no tensor cast

@@ -94,6 +94,11 @@ def numpy_names(text: str) -> frozenset[str]:
     return frozenset(_NUMPY_USE_RE.findall(_COMMENT_RE.sub("", text) if "#" in text else text))
 
 
+def _names_a_shape(name: str) -> bool:
+    """``new_shape``, ``batch_size``: a name for a shape (a torch.Size has ``.numel()`` too)."""
+    return not ops.SHAPE_NAME_WORDS.isdisjoint(name.lower().split("_"))
+
+
 def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], bool]) -> frozenset[str]:
     """Names used as tensors in ``text`` (and, marked with ``DICT_MARK``, names of dicts whose entries
     are).  ``aliases`` maps local names to what they import
@@ -106,7 +111,7 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
     for name, member, after in _MEMBER_RE.findall(text):
         if after:
             if after[-1] == ")":  # x.long(): a call without arguments
-                if member in methods:
+                if member in methods and not (member == "numel" and _names_a_shape(name)):
                     found.add(name)
             elif after[-1] == "(" and member in methods and member not in ops.NO_ARGUMENT_TENSOR_METHODS:
                 found.add(name)  # env.bool("X", False) is no tensor cast
