@@ -700,7 +700,8 @@ class Analyzer:
         """Walk one block of an if/for/while: its bindings join what the names held before it at its end.
         Returns the names the block made tensors that held something else before it.  ``ends``, when
         given, receives what each name the block bound (in the current function) held at its end,
-        before the join: (kind, maybe, partial)."""
+        before the join, and when the block began: (kind, maybe, partial, previous, was_maybe,
+        was_partial)."""
         became: list[str] = []
         key = (id(owner), field)
         outer = self._flow_pending.get(key)
@@ -722,7 +723,7 @@ class Analyzer:
                     continue
                 kind = scope.kinds[name]
                 if ends is not None and scope is self.scope:
-                    ends[name] = (kind, name in scope.maybe, name in scope.partial)
+                    ends[name] = (kind, name in scope.maybe, name in scope.partial, previous, was_maybe, was_partial)
                 if previous == kind:
                     continue
                 if kind in TENSORISH and previous not in TENSORISH and scope is self.scope:
@@ -2524,7 +2525,8 @@ class Analyzer:
         through an if/else (an ``elif`` chain included) holds what those paths bound, not what it held
         before the ``if`` (a branch that always returns, raises, breaks or continues does not reach
         the end).  Each block joined its binding with the earlier value at its end (_flow_block); this
-        replaces that join with the join of the paths that reach the end."""
+        replaces that join with the join of the paths that reach the end.  The block around the ``if``
+        still joins what the name held before the ``if`` at its own end."""
         if len(node.orelse) == 1 and type(node.orelse[0]) is ast.If:
             nested = self._every_path.pop(id(node.orelse[0]), None)
             if nested is not None:
@@ -2543,17 +2545,22 @@ class Analyzer:
             return
         scope = self.scope
         found = {}
+        pending = self._flow_pending.get(self._block_key()) if self.control_depth else None
         for name in names:
             if name not in scope.kinds:
                 continue
-            kind, maybe, partial = reaching[0][name]
+            kind, maybe, partial, *before = reaching[0][name]
             for other in reaching[1:]:
-                other_kind, other_maybe, other_partial = other[name]
+                other_kind, other_maybe, other_partial = other[name][:3]
                 if other_kind != kind:
                     kind, maybe, partial = _join_paths(kind, maybe, partial, other_kind, other_maybe, other_partial)
                 else:
                     maybe, partial = maybe or other_maybe, partial or other_partial
-            found[name] = (kind, maybe, partial)
+            # what the name held before the `if`: where the body bound it, what its block began with
+            before = body_ends[name][3:] if name in body_ends else before
+            found[name] = (kind, maybe, partial, *before)
+            if pending is not None and name not in pending:
+                pending[name] = (scope, *before)
             if scope.kinds[name] != kind or (name in scope.maybe) != maybe or (name in scope.partial) != partial:
                 scope.kinds[name] = kind
                 (scope.maybe.add if maybe else scope.maybe.discard)(name)
