@@ -991,6 +991,8 @@ class Analyzer:
             return self._infer_display(node)
         if t is ast.List:
             kinds = {self.kind(e) for e in node.elts if not isinstance(e, ast.Starred)}
+            if DATA in kinds and kinds <= {DATA, PY, SIZE}:
+                return DATA  # [t.item() + 1]: Python values read from a tensor, as t.tolist() is
             return (SEQ, _display_element(kinds)) if kinds and kinds <= TENSORISH else PY
         if t is ast.Dict:
             # {"should_apply": p.to(dtype=torch.bool)}: a dict of masks, whose entries index as masks
