@@ -372,14 +372,25 @@ PACKAGES: tuple[Package, ...] = (
     Package("soundstorm-pytorch", "0.6.1", "dev", "SoundStorm: parallel masked audio-token generation with a conformer, confidence-based unmasking"),
     # added on 2026-11-28 (sixteenth session, at its start, while the twenty-eighth set was being measured),
     # before dynlint was ever run on them: a twenty-ninth held-out set (hazards picked by readers who never ran dynlint)
-    Package("litgpt", "0.5.13", "held-out", "LitGPT: GPT-style LLMs, KV cache, generation and sampling, LoRA/adapters, pretrain/finetune loops"),
-    Package("sahi", "0.12.8", "held-out", "sliced inference for detection: slicing, per-slice predictions, box merging (NMS/NMM), detector wrappers"),
-    Package("torchtitan", "0.3.0", "held-out", "large-scale LLM training: parallelisms, float8, MoE routing, training loop, checkpointing, metrics"),
-    Package("pi-zero-pytorch", "0.5.17", "held-out", "pi0 robot policy: vision-language-action transformer, flow matching actions, masking, sampling"),
-    Package("transfusion-pytorch", "0.20.0", "held-out", "Transfusion: one transformer over text tokens and continuous modalities, flow matching, packing and masks"),
-    Package("rectified-flow-pytorch", "0.14.0", "held-out", "rectified flow and variants (mean flow, reflow, consistency): samplers, losses, trainers"),
+    # measured once, held out, at 1174f80 (recall and a judged sample; the analysis of 8f0b3fb, the session's last)
+    # at the end of the same (sixteenth) session; moved to dev then, when a thirtieth set was added: a later
+    # session reads its misses and judged findings
+    Package("litgpt", "0.5.13", "dev", "LitGPT: GPT-style LLMs, KV cache, generation and sampling, LoRA/adapters, pretrain/finetune loops"),
+    Package("sahi", "0.12.8", "dev", "sliced inference for detection: slicing, per-slice predictions, box merging (NMS/NMM), detector wrappers"),
+    Package("torchtitan", "0.3.0", "dev", "large-scale LLM training: parallelisms, float8, MoE routing, training loop, checkpointing, metrics"),
+    Package("pi-zero-pytorch", "0.5.17", "dev", "pi0 robot policy: vision-language-action transformer, flow matching actions, masking, sampling"),
+    Package("transfusion-pytorch", "0.20.0", "dev", "Transfusion: one transformer over text tokens and continuous modalities, flow matching, packing and masks"),
+    Package("rectified-flow-pytorch", "0.14.0", "dev", "rectified flow and variants (mean flow, reflow, consistency): samplers, losses, trainers"),
     # (added after sahi's whole pool gave only four hazards)
-    Package("palm-rlhf-pytorch", "0.8.0", "held-out", "PaLM with RLHF: reward model, PPO actor-critic, rollouts and memories, masked sampling, training loops"),
+    Package("palm-rlhf-pytorch", "0.8.0", "dev", "PaLM with RLHF: reward model, PPO actor-critic, rollouts and memories, masked sampling, training loops"),
+    # added on 2026-11-28 (sixteenth session, at its end, while the twenty-ninth set was being measured),
+    # before dynlint was ever run on them: a thirtieth held-out set (hazards picked by readers who never ran dynlint)
+    Package("titans-pytorch", "0.5.5", "held-out", "Titans: neural long-term memory with test-time learning, memory-as-context transformer, associative scan"),
+    Package("enformer-pytorch", "0.8.12", "held-out", "Enformer: genomic sequence transformer, attention pooling, relative positions, finetuning wrappers, data"),
+    Package("audio-diffusion-pytorch", "0.1.3", "held-out", "audio diffusion: U-Net wrappers, diffusion and sampling schedules, latent and vocoder models"),
+    Package("pykan", "0.2.8", "held-out", "Kolmogorov-Arnold networks: spline layers, grid updates, pruning, symbolic fitting, LBFGS training loop"),
+    Package("torchio", "1.2.1", "held-out", "medical image I/O and augmentation: subjects, spatial/intensity transforms, patch samplers, queues"),
+    Package("byol-pytorch", "0.9.1", "held-out", "BYOL self-supervised learning: augmentations, online/target networks, EMA updates, projection heads"),
 )
 
 GROUPS = ("dev", "held-out")
