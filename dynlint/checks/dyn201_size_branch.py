@@ -121,6 +121,9 @@ def _decided(a, node: ast.expr):
         return False if False in results else True if True in results else None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return _decided(a, node.operand)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
+            and _callee_name(node.func) in _SYMBOLIC_GUARDS:
+        return _decided(a, node.args[0])  # guard_or_false(positions.size(0) == 1): the test inside decides
     if _direct_size(a, node):
         return True
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
@@ -140,6 +143,16 @@ def _direct_size_product(a, node: ast.expr) -> bool:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return _direct_size_product(a, node.left) and _direct_size_product(a, node.right)
     return _direct_size(a, node)
+
+
+#: torch.fx.experimental.symbolic_shapes' helpers that evaluate a size test (without a guard where the
+#: size is unbacked): whether they specialize is what the test inside says
+_SYMBOLIC_GUARDS = frozenset({"guard_or_false", "guard_or_true", "statically_known_true", "statically_known_false",
+                              "definitely_true", "definitely_false"})
+
+
+def _callee_name(func: ast.expr) -> str | None:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _negative_int(node: ast.expr) -> bool:
