@@ -617,6 +617,12 @@ TENSOR_ONLY_METHODS = frozenset((
     "requires_grad_ retain_grad register_hook type"
 ).split())
 
+#: ``torch.fx.experimental.symbolic_shapes``' helpers that evaluate a size test (without a guard where the
+#: size is unbacked): whether a branch on one specializes is what the test inside says (DYN201)
+SYMBOLIC_SIZE_GUARDS = frozenset(f"torch.fx.experimental.symbolic_shapes.{name}" for name in (
+    "guard_or_false", "guard_or_true", "statically_known_true", "statically_known_false",
+    "definitely_true", "definitely_false"))
+
 #: words of a name that says it holds a shape (``new_shape.numel()`` of a torch.Size: tensordict's
 #: ``_check_is_flatten``)
 SHAPE_NAME_WORDS = frozenset({"shape", "shapes", "size", "sizes"})

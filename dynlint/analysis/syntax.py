@@ -59,6 +59,19 @@ def only_exits(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
+def never_falls_through(body: list[ast.stmt]) -> bool:
+    """The block never reaches its end: it returns, raises, breaks or continues (or ends in an if/else
+    whose every branch does)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    if isinstance(last, ast.If):
+        return bool(last.orelse) and never_falls_through(last.body) and never_falls_through(last.orelse)
+    return False
+
+
 def single_assignment(stack, name: str) -> ast.expr | None:
     """The value of ``name = value`` when that is the only binding of ``name`` in the innermost
     function of ``stack`` (the walker's stack of nodes), wherever it sits (in a loop or a branch

@@ -131,26 +131,14 @@ def variation(a, expr: ast.expr, depth: int = 0) -> str | None:
 
 
 def _in_optimizer(a) -> bool:
-    """The code is in a method of an optimizer class (named ``*Optimizer``, or derived from
-    ``torch.optim.Optimizer``)."""
-    for node in reversed(a.stack):
-        if isinstance(node, ast.ClassDef):
-            if node.name.endswith(_OPTIMIZER_SUFFIXES):
-                return True
-            for base in node.bases:
-                qual = a.qualname(base) or ""
-                if qual.startswith("torch.optim.") or (isinstance(base, (ast.Name, ast.Attribute))
-                                                       and _base_name(base).endswith(_OPTIMIZER_SUFFIXES)):
-                    return True
-            return False
-    return False
+    """The code is in a method of an optimizer class (named ``*Optimizer``, or derived, through the
+    project's classes, from ``torch.optim.Optimizer`` or a ``*Optimizer`` base)."""
+    cls = a.classes[-1] if a.classes else None
+    return cls is not None and (cls.name.endswith("Optimizer") or a.has_base(cls, _optimizer_base))
 
 
-_OPTIMIZER_SUFFIXES = ("Optimizer",)
-
-
-def _base_name(base: ast.expr) -> str:
-    return base.id if isinstance(base, ast.Name) else base.attr
+def _optimizer_base(qualname: str) -> bool:
+    return qualname.startswith("torch.optim.") or qualname.endswith("Optimizer")
 
 
 def _model_size(a, name: str) -> bool:

@@ -41,7 +41,7 @@ from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of 
     iteration_kind, relevant, unpacked_kinds,
 )
 from dynlint.analysis.modules import resolve_relative
-from dynlint.analysis.syntax import has_keyword, only_exits
+from dynlint.analysis.syntax import has_keyword, never_falls_through, only_exits
 from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
 
@@ -706,15 +706,9 @@ class Analyzer:
         key = (id(owner), field)
         outer = self._flow_pending.get(key)
         self._flow_pending[key] = {}
-        outer_context = self.context
         try:
-            for stmt in statements:
-                self.visit(stmt)
-                if type(stmt) is ast.If and self.context != HOST and only_exits(stmt.body) \
-                        and not stmt.orelse and self._guard(stmt.test) == _COMPILING:
-                    self.context = HOST  # `if is_compiling(): return ...` in a branch: the rest runs eagerly
+            self._visit_block(statements)  # `if is_compiling(): return ...` in a branch too
         finally:
-            self.context = outer_context
             pending = self._flow_pending.pop(key)
             if outer is not None:
                 self._flow_pending[key] = outer
@@ -1698,9 +1692,9 @@ class Analyzer:
 
     def _hf_trainer(self, cls: _ClassInfo) -> bool:
         """A subclass (through project bases) of a Hugging Face ``Trainer``."""
-        return self._has_base(cls, lambda base: base.startswith("transformers.") and base.endswith("Trainer"))
+        return self.has_base(cls, lambda base: base.startswith("transformers.") and base.endswith("Trainer"))
 
-    def _has_base(self, cls: _ClassInfo, wanted) -> bool:
+    def has_base(self, cls: _ClassInfo, wanted) -> bool:
         """One of the class's bases outside the project (its own, then through its project bases, which
         the table knows) satisfies ``wanted(qualified name)``."""
         node = cls.node
@@ -1873,7 +1867,7 @@ class Analyzer:
 
     def _autograd_function(self, cls: _ClassInfo) -> bool:
         """The class subclasses ``torch.autograd.Function`` (through project bases)."""
-        return self._has_base(cls, ops.AUTOGRAD_FUNCTION_BASES.__contains__)
+        return self.has_base(cls, ops.AUTOGRAD_FUNCTION_BASES.__contains__)
 
     def _type_comment(self, node, count: int) -> list | None:
         """The parameter annotations of a ``# type: (A, B) -> R`` comment (TorchScript style), if
@@ -2434,8 +2428,8 @@ class Analyzer:
             self.control_depth -= 1
 
     def _visit_block(self, statements) -> None:
-        """A function or module body.  After ``if is_compiling(): return ...`` the rest only
-        runs eagerly."""
+        """A block of statements (a function or module body, a branch, a loop body).  After ``if
+        is_compiling(): return ...`` the rest of the block only runs eagerly."""
         outer = self.context
         try:
             for stmt in statements:
@@ -2533,7 +2527,7 @@ class Analyzer:
             nested = self._every_path.pop(id(node.orelse[0]), None)
             if nested is not None:
                 else_ends = {**else_ends, **nested}
-        body_exits, else_exits = _always_exits(node.body), _always_exits(node.orelse)
+        body_exits, else_exits = never_falls_through(node.body), never_falls_through(node.orelse)
         if body_exits and else_exits:
             return
         if body_exits:
@@ -3560,20 +3554,6 @@ def _returns_parameters(value: ast.expr, names: set[str], returned: set[str]) ->
             and not value.args and not value.keywords:
         returned.add(value.func.id + "()")  # `d()`: a factory passed for the default (`lambda: torch.ones(n)`)
         return True
-    return False
-
-
-def _always_exits(statements: list) -> bool:
-    """The block never reaches its end: it returns, raises, breaks or continues (or an if/else whose
-    every branch does)."""
-    if not statements:
-        return False
-    last = statements[-1]
-    t = type(last)
-    if t in (ast.Return, ast.Raise, ast.Continue, ast.Break):
-        return True
-    if t is ast.If:
-        return bool(last.orelse) and _always_exits(last.body) and _always_exits(last.orelse)
     return False
 
 

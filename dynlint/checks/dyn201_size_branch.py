@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from dynlint import ops
 from dynlint.analysis.kinds import SIZE
 from dynlint.analysis.syntax import only_raises, single_assignment
 from dynlint.analysis.variation import UNKNOWN, VARIES, variation
@@ -122,7 +123,7 @@ def _decided(a, node: ast.expr):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return _decided(a, node.operand)
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
-            and _callee_name(node.func) in _SYMBOLIC_GUARDS:
+            and a.qualname(node.func) in ops.SYMBOLIC_SIZE_GUARDS:
         return _decided(a, node.args[0])  # guard_or_false(positions.size(0) == 1): the test inside decides
     if _direct_size(a, node):
         return True
@@ -143,16 +144,6 @@ def _direct_size_product(a, node: ast.expr) -> bool:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return _direct_size_product(a, node.left) and _direct_size_product(a, node.right)
     return _direct_size(a, node)
-
-
-#: torch.fx.experimental.symbolic_shapes' helpers that evaluate a size test (without a guard where the
-#: size is unbacked): whether they specialize is what the test inside says
-_SYMBOLIC_GUARDS = frozenset({"guard_or_false", "guard_or_true", "statically_known_true", "statically_known_false",
-                              "definitely_true", "definitely_false"})
-
-
-def _callee_name(func: ast.expr) -> str | None:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _negative_int(node: ast.expr) -> bool:
