@@ -385,12 +385,21 @@ PACKAGES: tuple[Package, ...] = (
     Package("palm-rlhf-pytorch", "0.8.0", "dev", "PaLM with RLHF: reward model, PPO actor-critic, rollouts and memories, masked sampling, training loops"),
     # added on 2026-11-28 (sixteenth session, at its end, while the twenty-ninth set was being measured),
     # before dynlint was ever run on them: a thirtieth held-out set (hazards picked by readers who never ran dynlint)
-    Package("titans-pytorch", "0.5.5", "held-out", "Titans: neural long-term memory with test-time learning, memory-as-context transformer, associative scan"),
-    Package("enformer-pytorch", "0.8.12", "held-out", "Enformer: genomic sequence transformer, attention pooling, relative positions, finetuning wrappers, data"),
-    Package("audio-diffusion-pytorch", "0.1.3", "held-out", "audio diffusion: U-Net wrappers, diffusion and sampling schedules, latent and vocoder models"),
-    Package("pykan", "0.2.8", "held-out", "Kolmogorov-Arnold networks: spline layers, grid updates, pruning, symbolic fitting, LBFGS training loop"),
-    Package("torchio", "1.2.1", "held-out", "medical image I/O and augmentation: subjects, spatial/intensity transforms, patch samplers, queues"),
-    Package("byol-pytorch", "0.9.1", "held-out", "BYOL self-supervised learning: augmentations, online/target networks, EMA updates, projection heads"),
+    Package("titans-pytorch", "0.5.5", "dev", "Titans: neural long-term memory with test-time learning, memory-as-context transformer, associative scan"),
+    Package("enformer-pytorch", "0.8.12", "dev", "Enformer: genomic sequence transformer, attention pooling, relative positions, finetuning wrappers, data"),
+    Package("audio-diffusion-pytorch", "0.1.3", "dev", "audio diffusion: U-Net wrappers, diffusion and sampling schedules, latent and vocoder models"),
+    Package("pykan", "0.2.8", "dev", "Kolmogorov-Arnold networks: spline layers, grid updates, pruning, symbolic fitting, LBFGS training loop"),
+    Package("torchio", "1.2.1", "dev", "medical image I/O and augmentation: subjects, spatial/intensity transforms, patch samplers, queues"),
+    Package("byol-pytorch", "0.9.1", "dev", "BYOL self-supervised learning: augmentations, online/target networks, EMA updates, projection heads"),
+    # added on 2026-11-28 (seventeenth session, at its start, while the thirtieth set was being measured),
+    # before dynlint was ever run on them: a thirty-first held-out set (hazards picked by readers who never ran dynlint)
+    Package("moshi", "0.2.13", "held-out", "Moshi speech-text foundation model: streaming transformer, Mimi codec, RVQ, LM sampling, TTS/ASR"),
+    Package("stable-audio-tools", "0.0.19", "held-out", "Stable Audio: diffusion transformers, autoencoders, conditioners, training wrappers, sampling"),
+    Package("magvit2-pytorch", "0.5.1", "held-out", "MagViT2 video tokenizer: causal 3D convs, lookup-free quantization, GAN losses, trainer, video data"),
+    Package("pytorch-pfn-extras", "0.9.0", "held-out", "training-loop extensions: trainer, evaluators, reporting, extensions, distributed helpers, ONNX export"),
+    Package("gigagan-pytorch", "0.3.0", "held-out", "GigaGAN: adaptive conv generator, multi-scale discriminator, GAN training loop, upsampler"),
+    Package("q-transformer", "0.5.0", "held-out", "Q-Transformer: autoregressive Q-learning over discretized actions, replay memory, agent, trainer"),
+    Package("musiclm-pytorch", "0.2.8", "held-out", "MusicLM: MuLaN audio-text contrastive model, quantizer, conditioning of AudioLM, trainer"),
 )
 
 GROUPS = ("dev", "held-out")
