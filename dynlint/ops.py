@@ -544,6 +544,8 @@ def name_words(name: str) -> list[str]:
 
 
 PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
+#: padding by explicit amounts (``F.pad(x, (0, n - x.shape[1]))``)
+FUNCTIONAL_PAD = frozenset({"torch.nn.functional.pad"})
 PADDING_COLLATORS = frozenset({
     "transformers.DataCollatorWithPadding",
     "transformers.DataCollatorForTokenClassification",
@@ -586,6 +588,15 @@ TENSOR_PASSING_FUNCTIONS = {
     "einops.rearrange": "same", "einops.repeat": "same", "einops.reduce": "reduce",
     "einops.pack": "pack", "einops.unpack": "unpack", "einops.einsum": "any",
 }
+#: torchvision's box operators give back a tensor when given tensors (nms: the indices kept; box_iou: a matrix),
+#: under ``torchvision.ops`` and their defining module
+TENSOR_PASSING_FUNCTIONS.update({
+    f"torchvision.ops.{module}{name}": "any"
+    for name in ("nms", "batched_nms", "box_iou", "box_area", "box_convert", "generalized_box_iou",
+                 "distance_box_iou", "complete_box_iou", "clip_boxes_to_image", "remove_small_boxes",
+                 "masks_to_boxes")
+    for module in ("", "boxes.")
+})
 #: progress bars that yield what the iterable they wrap yields (``for n, step in tqdm(zip(counts, steps))``)
 PROGRESS_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.std.tqdm", "tqdm.notebook.tqdm",
                                "tqdm.rich.tqdm", "tqdm.autonotebook.tqdm"})
@@ -600,6 +611,8 @@ TORCH_MODULE_ROOTS = frozenset({"torch", "torchvision", "torchaudio", "torchtext
 #: methods only tensors have (not numpy arrays, not nn.Modules, not str/list/dict): calling one on a name
 #: is evidence that the name holds a tensor (``numel`` is a torch.Size's too, measured: not on a name that
 #: says a shape, ``SHAPE_NAME_WORDS``)
+#: what only a tensor (or a module, which has no ``.item()``/``.tolist()``) is moved or detached with
+TENSOR_MOVE_METHODS = frozenset({"cpu", "cuda", "detach"})
 TENSOR_ONLY_METHODS = frozenset((
     "detach detach_ backward long int bool short byte char "
     "new_zeros new_ones new_full new_empty new_tensor "
@@ -770,8 +783,9 @@ NO_GRAD_HOST_METHOD_WORDS = frozenset({"sample", "sampling", "decode", "decoding
 INFERENCE_METHODS = frozenset({"preprocess", "tokenize"})
 #: module methods that edit the module's own weights once, outside any step: merging or fusing adapters,
 #: branches or batch norms into a layer (``LoraLayer.merge``/``unmerge``, ``fuse_conv_bn``,
-#: ``switch_to_deploy``) and loading state; ``merge*``/``unmerge*``/``fuse*`` name them, with or without ``_``
-WEIGHT_EDIT_PREFIXES = ("merge", "unmerge", "fuse", "_merge", "_unmerge", "_fuse")
+#: ``switch_to_deploy``), pruning units (pykan's ``prune_node``/``prune_input``) and loading state;
+#: ``merge*``/``unmerge*``/``fuse*``/``prune*`` name them, with or without ``_``
+WEIGHT_EDIT_PREFIXES = ("merge", "unmerge", "fuse", "prune", "_merge", "_unmerge", "_fuse", "_prune")
 WEIGHT_EDIT_METHODS = frozenset({"switch_to_deploy", "load_state_dict", "_load_from_state_dict", "state_dict"})
 #: methods of encoders, normalizers, clusterers fitted on data (sklearn-style): run once, on the host
 FIT_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})

@@ -88,11 +88,42 @@ def assigned_once_from(stack, name: str) -> ast.expr | None:
     return entry[1] if entry is not None else None
 
 
+def assigned_values(stack, name: str) -> tuple[ast.expr, ...] | None:
+    """The values of every binding of ``name`` in the innermost function when each is a plain
+    ``name = value`` (``sigmas = self.schedule(n)``, then ``sigmas = repeat(sigmas, ...)``); None when
+    some binding is anything else (a parameter, a loop variable, an unpacking, ``+=``)."""
+    function = _innermost_function(stack)
+    if function is None:
+        return None
+    index = getattr(function, "_dynlint_assignments", None)
+    if index is None:
+        index = function._dynlint_assignments = _assignments(function)
+    return index.get(name)
+
+
+def _assignments(function) -> dict[str, tuple]:
+    counts: dict[str, int] = {}
+    values: dict[str, list] = {}
+    for n in ast.walk(function):
+        t = type(n)
+        if t is ast.Name and type(n.ctx) is ast.Store:
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif t is ast.arg:
+            counts[n.arg] = counts.get(n.arg, 0) + 1
+        elif t is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name:
+            values.setdefault(n.targets[0].id, []).append(n.value)
+    return {name: tuple(found) for name, found in values.items() if counts.get(name) == len(found)}
+
+
+def _innermost_function(stack):
+    return next((n for n in reversed(stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+
+
 def _single_stores_of(stack) -> dict[str, tuple]:
     """name -> (value of a plain ``name = value`` or None, the assignment's right-hand side) for the
     names bound exactly once, by an assignment, in the innermost function of ``stack``; built in
     one walk and kept on the function's node."""
-    function = next((n for n in reversed(stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    function = _innermost_function(stack)
     if function is None:
         return {}
     index = getattr(function, "_dynlint_single_stores", None)

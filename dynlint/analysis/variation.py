@@ -36,6 +36,7 @@ import re
 
 from dynlint import ops
 from dynlint.analysis.kinds import MASK, TENSORISH
+from dynlint.analysis.syntax import assigned_values
 
 VARIES = "varies"
 UNKNOWN = "unknown"
@@ -333,6 +334,11 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
         if isinstance(node, ast.Name):
             value = _bound(a, node.id, depth)
             if value is None:
+                every = assigned_values(a.stack, node.id) if depth < _DEPTH else None
+                if every is not None:
+                    # bound several times (`times = torch.linspace(0, 1, steps + 1)[:-1]`, then under a
+                    # branch `times = times.flip(0)`): the rows of its other bindings
+                    return _rows_vary_rebound(a, node.id, every, depth + 1)
                 # a parameter: the rows of what it names a weight or an embedding table (``rel_pos``,
                 # ``pos_embed``, ``weight``: passed a module's own parameter) are fixed for the model;
                 # so are those of a model's parameters iterated (``for p in model.parameters()``)
@@ -342,6 +348,27 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
         return True
     return True
 
+
+def _rows_vary_rebound(a, name: str, values: tuple, depth: int) -> bool:
+    """Rows of a name bound by several plain assignments: they vary when those of a binding not made from the
+    name itself vary; a binding from the name itself must keep its rows (``times.flip(0)``, ``x.float()``)."""
+    fresh = []
+    for value in values:
+        if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
+            fresh.append(value)
+            continue
+        call = value
+        while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and call.func.attr in _ROW_KEEPING_METHODS:
+            call = call.func.value
+        if not (isinstance(call, ast.Name) and call.id == name):
+            return True  # made from itself some other way: not followed
+    return not fresh or any(_rows_vary(a, value, depth) for value in fresh)
+
+
+#: methods that keep a tensor's rows (its dim 0), in number
+_ROW_KEEPING_METHODS = _SHAPE_FOLLOWING_METHODS - {"view", "reshape", "squeeze", "unsqueeze", "flatten", "sort",
+                                                   "index_select", "gather", "sum", "mean", "max", "min"} | {"flip", "roll"}
 
 _PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
 

@@ -41,7 +41,7 @@ from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of 
     iteration_kind, relevant, unpacked_kinds,
 )
 from dynlint.analysis.modules import resolve_relative
-from dynlint.analysis.syntax import has_keyword, never_falls_through, only_exits
+from dynlint.analysis.syntax import has_keyword, never_falls_through, only_exits, single_assignment
 from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
 
@@ -629,8 +629,10 @@ class Analyzer:
                     kind, maybe, partial = _join_paths(previous, was_maybe, was_partial, kind, maybe, False)
             else:
                 scope.block_entry.pop(name, None)
-            if not partial and maybe and kind in TENSORISH and value is not None and self.on_some_path(value):
-                partial = True  # n = m * 2 where m is a tensor on one path: so is n
+            if not partial and maybe and value is not None and (
+                    (kind in TENSORISH and self.on_some_path(value))
+                    or (kind == DATA and self.on_some_path(value, DATA_DERIVED))):
+                partial = True  # n = m * 2 where m is a tensor (or data read from one) on one path: so is n
             scope.kinds[name] = kind
             if maybe:
                 scope.maybe.add(name)
@@ -951,28 +953,29 @@ class Analyzer:
             return id(node) in self._maybe_calls
         return False
 
-    def on_some_path(self, node: ast.AST) -> bool:
+    def on_some_path(self, node: ast.AST, kinds=TENSORISH) -> bool:
         """Whether the value is, on some path, a proven tensor: a name bound to a tensor in one
         branch and to something else in another (or what is computed from it).  Rules that
         judge a value (a branch test, a conversion to int) report those too: on that path the
-        hazard is real."""
+        hazard is real.  The size rules ask with ``kinds=DATA_DERIVED``: data read from a tensor
+        on some path (``.tolist()`` in one branch, a configured tuple in the other) counts too."""
         t = type(node)
         if t is ast.Name:
             for scope in reversed(self.scopes):
                 if node.id in scope.kinds:
-                    return node.id in scope.partial and scope.kinds[node.id] in TENSORISH
+                    return node.id in scope.partial and scope.kinds[node.id] in kinds
             return False
         if t is ast.UnaryOp:
-            return self.on_some_path(node.operand)
+            return self.on_some_path(node.operand, kinds)
         if t is ast.BoolOp:
-            return any(self.value_kind(v) in TENSORISH or self.on_some_path(v) for v in node.values)
+            return any(self.value_kind(v) in kinds or self.on_some_path(v, kinds) for v in node.values)
         if t is ast.BinOp:
-            return self.on_some_path(node.left) or self.on_some_path(node.right)
+            return self.on_some_path(node.left, kinds) or self.on_some_path(node.right, kinds)
         if t is ast.Compare:
-            return any(self.on_some_path(v) for v in [node.left, *node.comparators])
+            return any(self.on_some_path(v, kinds) for v in [node.left, *node.comparators])
         if t is ast.Subscript or (t is ast.Call and type(node.func) is ast.Attribute):
-            return self.on_some_path(node.value if t is ast.Subscript else node.func.value) and \
-                self.kind(node) in TENSORISH
+            return self.on_some_path(node.value if t is ast.Subscript else node.func.value, kinds) and \
+                self.kind(node) in kinds
         return False
 
     def _infer(self, node: ast.AST):
@@ -1059,7 +1062,14 @@ class Analyzer:
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
                 if _a_key(node.left):
                     return PY  # a key looked up in a dict, never in a tensor
-                return DATA if any(self.kind(c) in TENSORISH for c in node.comparators) else PY
+                if any(self.kind(c) in TENSORISH for c in node.comparators):
+                    return DATA
+                if self.value_kind(node.left) in TENSORISH and not any(map(self._hashed_container, node.comparators)):
+                    # `token not in self.som_ids`: a tensor looked up in a list or tuple is compared with each
+                    # entry (`entry == token`, a tensor) until one is true: its value is read (a set or a dict
+                    # hashes it instead, by identity)
+                    return DATA
+                return PY
             kinds = [self.kind(node.left)] + [self.kind(c) for c in node.comparators]
             if any(k in TENSORISH for k in kinds):
                 return SCALAR_TENSOR if all(k in (SCALAR_TENSOR, PY, SIZE, DATA) for k in kinds) else MASK
@@ -1092,6 +1102,20 @@ class Analyzer:
         if t is ast.NamedExpr:
             return self.kind(node.value)
         return None
+
+    def _hashed_container(self, node: ast.expr) -> bool:
+        """A set or a dict (a display, a comprehension, ``set(...)``, a name bound to one here, a dict kind):
+        ``in`` hashes the value."""
+        if type(node) is ast.Name:
+            bound = single_assignment(self.stack, node.id)
+            if bound is not None:
+                node = bound
+        if type(node) in (ast.Set, ast.Dict, ast.SetComp, ast.DictComp):
+            return True
+        if type(node) is ast.Call and self.qualname(node.func) in ("set", "frozenset", "dict"):
+            return True
+        kind = self.kind(node)
+        return type(kind) is tuple and kind[0] == DICT
 
     def _infer_display(self, node: ast.Tuple):
         if any(isinstance(e, ast.Starred) for e in node.elts) or not node.elts or len(node.elts) > 16:
@@ -1161,6 +1185,10 @@ class Analyzer:
         torch.as_tensor(...)`` in ``Graph.__init__``), not only a maybe: no other kind of object is known
         to hold that name."""
         value = node.value
+        if type(value) is ast.Subscript and type(value.value) is ast.Attribute and self.kind(value.value) == MODULE:
+            # `self.act_fun[l].mask`: an entry of a module container (an nn.ModuleList of the project's
+            # layers); what the project's classes all store under that name
+            return self.ask(("stored", node.attr))
         if type(value) is not ast.Name or value.id in ("self", "cls"):
             return None
         found = self.ask(("field", node.attr))
@@ -3114,7 +3142,11 @@ class Analyzer:
                         yield parent if indexed and func.attr == "size" and not sub.args else sub
                         continue
                 elif isinstance(func, ast.Name) and func.id == "len" and sub.args and self.qualname(func) == "len":
-                    if self.value_kind(sub.args[0]) in TENSORISH:
+                    argument = sub.args[0]
+                    found = self.value_kind(argument)
+                    # also the length of data read from a tensor (`len(t.tolist())`), on some path at least
+                    if found in TENSORISH or found == DATA or (
+                            self.kind(argument) == DATA and self.on_some_path(argument, DATA_DERIVED)):
                         yield sub
                         continue
             elif t is ast.Name and self.lookup(sub.id) == SIZE:
@@ -3159,7 +3191,10 @@ class Analyzer:
                 # for), nor is a key (`EDGE_INDEX_KEY in data`, `self.norm_key in data`)
                 if _a_key(test.left):
                     return False
-                return any(self.value_kind(c) in TENSORISH for c in test.comparators)
+                if any(self.value_kind(c) in TENSORISH for c in test.comparators):
+                    return True
+                # `token not in self.som_ids`: a tensor compared with each entry of a list (see _infer)
+                return self.value_kind(test.left) in TENSORISH and self.kind(test) == DATA
             return any(self._value_dependent(v) for v in [test.left, *test.comparators])
         return self._value_dependent(test)
 
@@ -3437,8 +3472,12 @@ def _join_paths(previous, was_maybe: bool, was_partial: bool, kind, maybe: bool,
     if training: skip = torch.rand([]) < p) — see ``on_some_path``."""
     sure_tensor = (kind in TENSORISH and not maybe) or (previous in TENSORISH and not was_maybe) \
         or was_partial or partial
-    kind, join_maybe = join(previous, kind)
-    return kind, maybe or join_maybe or was_maybe, sure_tensor and kind in TENSORISH
+    joined, join_maybe = join(previous, kind)
+    if joined is None and DATA in (previous, kind) and previous not in TENSORISH and kind not in TENSORISH:
+        # `split_sizes = (...).tolist()` on one path, `(seq_len,)` on another: data read from a tensor on
+        # that path (a size made from it is data-dependent there, see on_some_path), only maybe after
+        return DATA, True, (previous == DATA and (not was_maybe or was_partial)) or (kind == DATA and (not maybe or partial))
+    return joined, maybe or join_maybe or was_maybe, sure_tensor and joined in TENSORISH
 
 
 def _is_text_constant(node: ast.expr) -> bool:

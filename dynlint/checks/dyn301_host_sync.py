@@ -6,7 +6,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SEQ, SIZE, TENSORISH, TUPLE
-from dynlint.analysis.syntax import assigned_once_from
+from dynlint.analysis.syntax import assigned_once_from, assigned_values
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
 
@@ -63,6 +63,10 @@ def check_format(a, value) -> None:
         a.report(RULE, value, _FORMAT)
 
 
+def _computed(value: ast.expr) -> bool:
+    return not isinstance(value, (ast.Name, ast.Attribute, ast.Constant))
+
+
 def _evident_tensor(a, value, depth: int = 0) -> bool:
     """A formatted value that is a tensor by what this function does: a torch call or a tensor
     method made it (``f"{x.max()}"``, ``f"{(a - b).abs().mean()}"``), or a name computed once, here
@@ -72,9 +76,14 @@ def _evident_tensor(a, value, depth: int = 0) -> bool:
     if a.value_kind(value) not in TENSORISH or depth > 3:
         return False
     if isinstance(value, ast.Name):
-        # computed here, once (not a parameter, a loop variable, or rebound): its kind is this function's
+        # computed here (not a parameter, a loop variable, or a copy of another name or attribute): its
+        # kind is this function's; once (`loss = criterion(out, y)`), or by every plain assignment of
+        # the name (`sigmas = self.schedule(n)`, then `sigmas = repeat(sigmas, ...)`)
         bound = assigned_once_from(a.stack, value.id)
-        return bound is not None and not isinstance(bound, (ast.Name, ast.Attribute, ast.Constant))
+        if bound is not None:
+            return _computed(bound)
+        every = assigned_values(a.stack, value.id)
+        return every is not None and all(_computed(v) for v in every)
     if isinstance(value, ast.BinOp):
         return _evident_tensor(a, value.left, depth + 1) or _evident_tensor(a, value.right, depth + 1)
     if isinstance(value, ast.Call):
@@ -105,7 +114,8 @@ def check_formatting_call(a, node, qual, method, receiver) -> None:
 def check_method(a, node, qual, method, receiver) -> None:
     if node.args or a.is_silenced(node):
         return
-    strong = receiver in TENSORISH or ops.HOST_SYNC_METHODS[method] or (receiver is None and _unknown_in_step(a, node))
+    strong = receiver in TENSORISH or ops.HOST_SYNC_METHODS[method] or (
+        receiver is None and (_unknown_in_step(a, node) or _moved_tensor(node.func.value)))
     if strong or (receiver is None and _unknown_receiver(node) and not maybe_numpy(a, node.func.value)):
         a.report(RULE, node, f"`.{method}()` copies tensor data to the host (a sync and a graph "
                  "break); keep the value as a tensor, or move this out of the compiled region", step_only=not strong,
@@ -269,6 +279,12 @@ def _unknown_receiver(node: ast.Call) -> bool:
     the training step (``step_only``)."""
     return node.func.attr in ("item", "tolist") and \
         type(node.func.value) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.BinOp)
+
+
+def _moved_tensor(value: ast.expr) -> bool:
+    """``model(images).cpu().tolist()``, ``out.detach().item()``: a value moved or detached first is a
+    tensor (numpy arrays have neither method; a module's ``.cpu()`` gives a module, which has no ``.tolist()``)."""
+    return type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in ops.TENSOR_MOVE_METHODS
 
 
 def _python_sequence(a, value: ast.expr) -> bool:

@@ -34,7 +34,7 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
             continue
         for bound in (element.lower, element.upper, element.step):
             # also a bound that is data on some path (`start = 0`, or `start = torch.randint(...)`)
-            if bound is not None and (a.value_kind(bound) in DATA_DERIVED or a.on_some_path(bound)):
+            if bound is not None and (a.value_kind(bound) in DATA_DERIVED or a.on_some_path(bound, DATA_DERIVED)):
                 a.silence_syncs(bound)
                 a.report(RULE, bound, "slice bound computed from tensor data gives a data-dependent "
                          "shape; slice with sizes from .shape, or use torch.where/masking over the full tensor")
@@ -65,7 +65,7 @@ def check_bounds(a, node, qual, method, receiver) -> None:
 
 
 def _report_bound(a, value: ast.expr, what: str) -> bool:
-    if a.value_kind(value) not in DATA_DERIVED and not a.on_some_path(value):
+    if a.value_kind(value) not in DATA_DERIVED and not a.on_some_path(value, DATA_DERIVED):
         return False
     a.silence_syncs(value)
     a.report(RULE, value, f"bound passed to `{what}` is computed from tensor data: the op needs it as a Python "
@@ -92,7 +92,7 @@ def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
             # also a size that is data on some path (`if max_len is None: max_len = lens.amax()`), and a
             # name bound to a tuple that holds one (`padding = (0, max_len - x.size(-1))`, then `F.pad(x, padding)`)
             kind = a.value_kind(value)
-            if kind in DATA_DERIVED or a.on_some_path(value) or (
+            if kind in DATA_DERIVED or a.on_some_path(value, DATA_DERIVED) or (
                     type(kind) is tuple and kind[0] == TUPLE and any(k in DATA_DERIVED for k in kind[1:])):
                 a.silence_syncs(value)
                 a.report(RULE, value, f"size passed to {what} is computed from tensor data, so the "

@@ -14,6 +14,8 @@ RULE = rule("DYN402", "pad-to-longest", "Padding to the longest item gives one s
 
 @RULE.on_call(functions=ops.PAD_SEQUENCE)
 def check_pad_sequence(a, node, qual, method, receiver) -> None:
+    if _padded_to_fixed_later(a, node):
+        return
     a.report(RULE, node, "`pad_sequence` pads to the longest item, so every batch can have a new shape; "
              "pad to fixed buckets (dynlint.runtime.buckets) or a fixed max length")
 
@@ -52,6 +54,61 @@ def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
         advice = 'pass padding="max_length" with max_length=<n> and truncation=True, or pad_to_multiple_of=<n>'
     a.report(RULE, padding_keyword, f"padding={padding.value!r} pads to the longest item, one shape per batch; "
              f"{advice}", fix_node=node)
+
+
+def _padded_to_fixed_later(a, node: ast.Call) -> bool:
+    """``ids = pad_sequence(items, ...)``, then ``ids = F.pad(ids, (0, seq_len - ids.shape[1]))`` or
+    ``ids, labels = pad_seq_len(ids, labels, self.seq_len + 1)`` (torchtitan's multimodal collator): the longest
+    item's length is only an intermediate shape; a later binding of the same name pads it again to a length that
+    is not its own (a helper named for padding given another length, or ``F.pad`` by a target minus its size)."""
+    target = _assigned_name(a, node)
+    function = next((p for p in reversed(a.stack) if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if target is None or function is None:
+        return False
+    for statement in ast.walk(function):
+        if not isinstance(statement, ast.Assign) or statement.lineno <= node.end_lineno:
+            continue
+        names = [t for target_node in statement.targets for t in ast.walk(target_node) if isinstance(t, ast.Name)]
+        if not any(n.id == target for n in names) or not isinstance(statement.value, ast.Call):
+            continue
+        if _pads_to_other_length(a, statement.value, target):
+            return True
+    return False
+
+
+def _assigned_name(a, node: ast.Call) -> str | None:
+    """``name`` of ``name = <node>``, or None."""
+    statement = next((p for p in reversed(a.stack) if isinstance(p, ast.stmt)), None)
+    if isinstance(statement, ast.Assign) and statement.value is node and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    return None
+
+
+def _pads_to_other_length(a, call: ast.Call, name: str) -> bool:
+    func = call.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if "pad" not in called.lower() or not any(isinstance(arg, ast.Name) and arg.id == name for arg in call.args):
+        return False
+    if a.qualname(func) in ops.FUNCTIONAL_PAD:
+        # F.pad(x, (0, n - x.shape[1])): padded up to n
+        amounts = call.args[1] if len(call.args) > 1 else None
+        return amounts is not None and any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub) and _reads_size_of(n.right, name)
+            for n in ast.walk(amounts))
+    # a helper named for padding, given a length besides the values: padding to that length
+    return any(not isinstance(arg, ast.Name) and not _reads_size_of(arg, name) and not is_constant(arg, None)
+               for arg in call.args[1:])
+
+
+def _reads_size_of(node: ast.expr, name: str) -> bool:
+    for sub in ast.walk(node):
+        owner = sub.value if isinstance(sub, ast.Attribute) and sub.attr == "shape" else \
+            sub.func.value if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+            and sub.func.attr == "size" else None
+        if isinstance(owner, ast.Name) and owner.id == name:
+            return True
+    return False
 
 
 def _pads_no_text(node: ast.Call) -> bool:
