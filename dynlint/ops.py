@@ -17,6 +17,8 @@ _UNIQUE_CONSECUTIVE_ADVICE = "move it out of the compiled region (CPU fallback),
 _MASKED_SELECT_ADVICE = "use torch.where(mask, x, 0) with a masked reduction"
 _BINCOUNT_ADVICE = "use torch.histc, or scatter_add_ into a tensor of fixed length (minlength does not make it static)"
 _NMS_ADVICE = "run NMS outside the compiled region, or use a fixed-size variant (pad to a maximum number of boxes)"
+_BOX_FILTER_ADVICE = ("keep every box and mask out the small ones (a validity mask or zero weight), or filter outside "
+                      "the compiled region")
 _PACK_ADVICE = ("run the RNN on the padded batch and mask the padded steps (dynamo does not trace packing at all: "
                 "a graph break even with Python lengths)")
 
@@ -36,6 +38,9 @@ DYNAMIC_FUNCTIONS: dict[str, tuple[str, str]] = {
     "torchvision.ops.boxes.nms": ("DYN105", _NMS_ADVICE),
     "torchvision.ops.boxes.batched_nms": ("DYN105", _NMS_ADVICE),
     "torch.ops.torchvision.nms": ("DYN105", _NMS_ADVICE),
+    # the indices of the boxes kept (torch.where(keep)[0]): as many as the data has
+    "torchvision.ops.remove_small_boxes": ("DYN105", _BOX_FILTER_ADVICE),
+    "torchvision.ops.boxes.remove_small_boxes": ("DYN105", _BOX_FILTER_ADVICE),
     "torch.nn.utils.rnn.pack_padded_sequence": ("DYN105", _PACK_ADVICE),
     "torch.nn.utils.rnn.pack_sequence": ("DYN105", _PACK_ADVICE),
     # FBGEMM's unique over a jagged tensor (torchrec's managed-collision modules): as many rows as distinct ids

@@ -124,7 +124,9 @@ def join(a, b):
 
 def combine_binop(left, right, op: ast.operator):
     kinds = (left, right)
-    if MASK in kinds and isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and all(k in (MASK, SCALAR_TENSOR, PY) for k in kinds):
+    if MASK in kinds and isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and all(k in (MASK, SCALAR_TENSOR, PY, TENSOR) for k in kinds):
+        # `in_shard & (target >= start)`: with a mask, the other operand is a mask as well (bitwise logic on
+        # integer tensors is rarely mixed with a comparison)
         return MASK
     if left == MASK and right == MASK and isinstance(op, ast.Mult):
         return MASK  # bool * bool is bool in torch: `mask * (p == True)` (vit-pytorch's MPP)

@@ -428,7 +428,10 @@ def data_dependent(a, tensor: ast.expr, depth: int = 0) -> bool:
         if isinstance(node, ast.Name):
             value = _bound(a, node.id, depth)
             if value is None:
-                return False
+                # bound under a branch or more than once (`singleton_clusters = unique[counts == 1]` inside
+                # an `if`): data-dependent when one of its bindings is
+                every = assigned_values(a.stack, node.id) if depth < _DEPTH else None
+                return every is not None and any(data_dependent(a, v, depth + 1) for v in every)
             node, depth = value, depth + 1
             continue
         if isinstance(node, ast.Subscript):
