@@ -1064,7 +1064,7 @@ class Analyzer:
                     return PY  # a key looked up in a dict, never in a tensor
                 if any(self.kind(c) in TENSORISH for c in node.comparators):
                     return DATA
-                if self.value_kind(node.left) in TENSORISH and not any(map(self._hashed_container, node.comparators)):
+                if self.value_kind(node.left) in TENSORISH and all(map(self._listed_container, node.comparators)):
                     # `token not in self.som_ids`: a tensor looked up in a list or tuple is compared with each
                     # entry (`entry == token`, a tensor) until one is true: its value is read (a set or a dict
                     # hashes it instead, by identity)
@@ -1103,19 +1103,37 @@ class Analyzer:
             return self.kind(node.value)
         return None
 
-    def _hashed_container(self, node: ast.expr) -> bool:
-        """A set or a dict (a display, a comprehension, ``set(...)``, a name bound to one here, a dict kind):
-        ``in`` hashes the value."""
-        if type(node) is ast.Name:
-            bound = single_assignment(self.stack, node.id)
-            if bound is not None:
-                node = bound
-        if type(node) in (ast.Set, ast.Dict, ast.SetComp, ast.DictComp):
-            return True
-        if type(node) is ast.Call and self.qualname(node.func) in ("set", "frozenset", "dict"):
+    def _listed_container(self, node: ast.expr, depth: int = 0) -> bool:
+        """A list or a tuple, as far as the code shows: a display or a comprehension, a value of a list or
+        tuple kind, data read from a tensor (``t.tolist()``), a name bound once to one, or an attribute every
+        store of which in the class is one (``self.som_ids, self.eom_ids = ids.tolist()``).  What is not known
+        to be one may be a dict or a set, which hash a tensor (by identity) instead of comparing it."""
+        if type(node) in _DISPLAYS:
             return True
         kind = self.kind(node)
-        return type(kind) is tuple and kind[0] == DICT
+        if kind == DATA or (type(kind) is tuple and kind[0] in (SEQ, TUPLE)):
+            return True
+        if depth > 2:
+            return False
+        if type(node) is ast.Name:
+            bound = single_assignment(self.stack, node.id)
+            return bound is not None and self._listed_container(bound, depth + 1)
+        if type(node) is ast.Call and type(node.func) is ast.Attribute:
+            return node.func.attr == "tolist"
+        if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self" and self.classes \
+                and self.classes[-1].node is not None:
+            stores = _self_attr_values(self.classes[-1].node).get(node.attr)
+            return bool(stores) and all(
+                (type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "tolist")
+                if unpacked else self._listed_store(value) for value, unpacked in stores)
+        return False
+
+    def _listed_store(self, value: ast.expr) -> bool:
+        if type(value) in _DISPLAYS:
+            return True
+        return type(value) is ast.Call and (
+            (type(value.func) is ast.Attribute and value.func.attr == "tolist")
+            or self.qualname(value.func) in ("list", "tuple", "sorted"))
 
     def _infer_display(self, node: ast.Tuple):
         if any(isinstance(e, ast.Starred) for e in node.elts) or not node.elts or len(node.elts) > 16:
@@ -3709,6 +3727,24 @@ def _direct_nodes(loop):
             continue
         yield node
         pending.extend(ast.iter_child_nodes(node))
+
+
+def _self_attr_values(cls: ast.ClassDef) -> dict[str, list]:
+    """attribute -> [(value, unpacked)] of the class's assignments ``self.<attribute> = value`` (``unpacked``: a
+    target inside a tuple, ``self.a, self.b = value``), kept on the tree."""
+    found = getattr(cls, "_dynlint_self_attr_values", None)
+    if found is None:
+        found = {}
+        for node in ast.walk(cls):
+            if type(node) is not ast.Assign:
+                continue
+            for target in node.targets:
+                unpacked = type(target) in (ast.Tuple, ast.List)
+                for element in (target.elts if unpacked else [target]):
+                    if type(element) is ast.Attribute and type(element.value) is ast.Name and element.value.id == "self":
+                        found.setdefault(element.attr, []).append((node.value, unpacked))
+        cls._dynlint_self_attr_values = found
+    return found
 
 
 def _self_stores(cls: ast.ClassDef) -> frozenset[str]:
