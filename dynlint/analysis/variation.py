@@ -335,9 +335,10 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
             value = _bound(a, node.id, depth)
             if value is None:
                 every = assigned_values(a.stack, node.id) if depth < _DEPTH else None
-                if every is not None:
-                    # bound several times (`times = torch.linspace(0, 1, steps + 1)[:-1]`, then under a
-                    # branch `times = times.flip(0)`): the rows of its other bindings
+                if every is not None and any(_refers_to(value, node.id) for value in every):
+                    # rebound from itself (`times = torch.linspace(0, 1, steps + 1)[:-1]`, then under a branch
+                    # `times = times.flip(0)`): the rows of its other bindings (a name bound afresh in a loop or a
+                    # branch is not followed: `y_true = ys_pad[i]` in each loop over the batch)
                     return _rows_vary_rebound(a, node.id, every, depth + 1)
                 # a parameter: the rows of what it names a weight or an embedding table (``rel_pos``,
                 # ``pos_embed``, ``weight``: passed a module's own parameter) are fixed for the model;
@@ -349,12 +350,16 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
     return True
 
 
+def _refers_to(value: ast.expr, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value))
+
+
 def _rows_vary_rebound(a, name: str, values: tuple, depth: int) -> bool:
     """Rows of a name bound by several plain assignments: they vary when those of a binding not made from the
     name itself vary; a binding from the name itself must keep its rows (``times.flip(0)``, ``x.float()``)."""
     fresh = []
     for value in values:
-        if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
+        if not _refers_to(value, name):
             fresh.append(value)
             continue
         call = value
