@@ -92,27 +92,8 @@ def assigned_values(stack, name: str) -> tuple[ast.expr, ...] | None:
     """The values of every binding of ``name`` in the innermost function when each is a plain
     ``name = value`` (``sigmas = self.schedule(n)``, then ``sigmas = repeat(sigmas, ...)``); None when
     some binding is anything else (a parameter, a loop variable, an unpacking, ``+=``)."""
-    function = _innermost_function(stack)
-    if function is None:
-        return None
-    index = getattr(function, "_dynlint_assignments", None)
-    if index is None:
-        index = function._dynlint_assignments = _assignments(function)
-    return index.get(name)
-
-
-def _assignments(function) -> dict[str, tuple]:
-    counts: dict[str, int] = {}
-    values: dict[str, list] = {}
-    for n in ast.walk(function):
-        t = type(n)
-        if t is ast.Name and type(n.ctx) is ast.Store:
-            counts[n.id] = counts.get(n.id, 0) + 1
-        elif t is ast.arg:
-            counts[n.arg] = counts.get(n.arg, 0) + 1
-        elif t is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name:
-            values.setdefault(n.targets[0].id, []).append(n.value)
-    return {name: tuple(found) for name, found in values.items() if counts.get(name) == len(found)}
+    index = _stores_of(stack)
+    return index[1].get(name) if index is not None else None
 
 
 def _innermost_function(stack):
@@ -121,20 +102,27 @@ def _innermost_function(stack):
 
 def _single_stores_of(stack) -> dict[str, tuple]:
     """name -> (value of a plain ``name = value`` or None, the assignment's right-hand side) for the
-    names bound exactly once, by an assignment, in the innermost function of ``stack``; built in
-    one walk and kept on the function's node."""
+    names bound exactly once, by an assignment, in the innermost function of ``stack``."""
+    index = _stores_of(stack)
+    return index[0] if index is not None else {}
+
+
+def _stores_of(stack) -> tuple[dict, dict] | None:
+    """(single stores, every plain assignment) of the innermost function of ``stack``, built in one walk and
+    kept on the function's node; None outside functions."""
     function = _innermost_function(stack)
     if function is None:
-        return {}
-    index = getattr(function, "_dynlint_single_stores", None)
+        return None
+    index = getattr(function, "_dynlint_stores", None)
     if index is None:
-        index = function._dynlint_single_stores = _single_stores(function)
+        index = function._dynlint_stores = _stores(function)
     return index
 
 
-def _single_stores(function) -> dict[str, tuple]:
+def _stores(function) -> tuple[dict, dict]:
     counts: dict[str, int] = {}
-    values: dict[str, tuple] = {}
+    single: dict[str, tuple] = {}
+    every: dict[str, list] = {}
     for n in ast.walk(function):
         t = type(n)
         if t is ast.Name and type(n.ctx) is ast.Store:
@@ -144,9 +132,11 @@ def _single_stores(function) -> dict[str, tuple]:
         elif t is ast.Assign and len(n.targets) == 1:
             target = n.targets[0]
             if type(target) is ast.Name:
-                values[target.id] = (n.value, n.value)
+                single[target.id] = (n.value, n.value)
+                every.setdefault(target.id, []).append(n.value)
             elif type(target) in (ast.Tuple, ast.List):
                 for element in target.elts:
                     if type(element) is ast.Name:
-                        values[element.id] = (None, n.value)
-    return {name: entry for name, entry in values.items() if counts.get(name) == 1}
+                        single[element.id] = (None, n.value)
+    return ({name: entry for name, entry in single.items() if counts.get(name) == 1},
+            {name: tuple(found) for name, found in every.items() if counts.get(name) == len(found)})
