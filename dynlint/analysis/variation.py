@@ -335,10 +335,13 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
             value = _bound(a, node.id, depth)
             if value is None:
                 every = assigned_values(a.stack, node.id) if depth < _DEPTH else None
-                if every is not None and any(_refers_to(value, node.id) for value in every):
-                    # rebound from itself (`times = torch.linspace(0, 1, steps + 1)[:-1]`, then under a branch
-                    # `times = times.flip(0)`): the rows of its other bindings (a name bound afresh in a loop or a
-                    # branch is not followed: `y_true = ys_pad[i]` in each loop over the batch)
+                if every is not None and (any(_refers_to(value, node.id) for value in every)
+                                          or not any(_row_of(a, value) for value in every)):
+                    # bound under a branch or a loop, or rebound from itself (`times = torch.linspace(0, 1, steps +
+                    # 1)[:-1]`, then under a branch `times = times.flip(0)`; openunmix's `indices =
+                    # torch.cartesian_prod(...)` in a loop over sources): the rows of its bindings; not a row of
+                    # another tensor taken in a loop (`y_true = ys_pad[i]` in each loop over the batch: its length,
+                    # the padded one, is left unknown, as a parameter's)
                     return _rows_vary_rebound(a, node.id, every, depth + 1)
                 # a parameter: the rows of what it names a weight or an embedding table (``rel_pos``,
                 # ``pos_embed``, ``weight``: passed a module's own parameter) are fixed for the model;
@@ -348,6 +351,15 @@ def _rows_vary(a, tensor: ast.expr, depth: int) -> bool:
             continue
         return True
     return True
+
+
+def _row_of(a, value: ast.expr) -> bool:
+    """``ys_pad[i]``: one row of a tensor (an index, not a slice, first)."""
+    if not isinstance(value, ast.Subscript) or a.kind(value.value) not in TENSORISH:
+        return False
+    index = value.slice
+    first = index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
+    return not isinstance(first, ast.Slice) and not (isinstance(first, ast.Constant) and first.value is Ellipsis)
 
 
 def _refers_to(value: ast.expr, name: str) -> bool:
