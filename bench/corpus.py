@@ -393,13 +393,23 @@ PACKAGES: tuple[Package, ...] = (
     Package("byol-pytorch", "0.9.1", "dev", "BYOL self-supervised learning: augmentations, online/target networks, EMA updates, projection heads"),
     # added on 2026-11-28 (seventeenth session, at its start, while the thirtieth set was being measured),
     # before dynlint was ever run on them: a thirty-first held-out set (hazards picked by readers who never ran dynlint)
-    Package("moshi", "0.2.13", "held-out", "Moshi speech-text foundation model: streaming transformer, Mimi codec, RVQ, LM sampling, TTS/ASR"),
-    Package("stable-audio-tools", "0.0.19", "held-out", "Stable Audio: diffusion transformers, autoencoders, conditioners, training wrappers, sampling"),
-    Package("magvit2-pytorch", "0.5.1", "held-out", "MagViT2 video tokenizer: causal 3D convs, lookup-free quantization, GAN losses, trainer, video data"),
-    Package("pytorch-pfn-extras", "0.9.0", "held-out", "training-loop extensions: trainer, evaluators, reporting, extensions, distributed helpers, ONNX export"),
-    Package("gigagan-pytorch", "0.3.0", "held-out", "GigaGAN: adaptive conv generator, multi-scale discriminator, GAN training loop, upsampler"),
-    Package("q-transformer", "0.5.0", "held-out", "Q-Transformer: autoregressive Q-learning over discretized actions, replay memory, agent, trainer"),
-    Package("musiclm-pytorch", "0.2.8", "held-out", "MusicLM: MuLaN audio-text contrastive model, quantizer, conditioning of AudioLM, trainer"),
+    Package("moshi", "0.2.13", "dev", "Moshi speech-text foundation model: streaming transformer, Mimi codec, RVQ, LM sampling, TTS/ASR"),
+    Package("stable-audio-tools", "0.0.19", "dev", "Stable Audio: diffusion transformers, autoencoders, conditioners, training wrappers, sampling"),
+    Package("magvit2-pytorch", "0.5.1", "dev", "MagViT2 video tokenizer: causal 3D convs, lookup-free quantization, GAN losses, trainer, video data"),
+    Package("pytorch-pfn-extras", "0.9.0", "dev", "training-loop extensions: trainer, evaluators, reporting, extensions, distributed helpers, ONNX export"),
+    Package("gigagan-pytorch", "0.3.0", "dev", "GigaGAN: adaptive conv generator, multi-scale discriminator, GAN training loop, upsampler"),
+    Package("q-transformer", "0.5.0", "dev", "Q-Transformer: autoregressive Q-learning over discretized actions, replay memory, agent, trainer"),
+    Package("musiclm-pytorch", "0.2.8", "dev", "MusicLM: MuLaN audio-text contrastive model, quantizer, conditioning of AudioLM, trainer"),
+    # added on 2026-11-28 (seventeenth session, at its end, while the thirty-first set was being measured), before
+    # dynlint was ever run on them: a thirty-second held-out set (hazards picked by readers who never ran dynlint)
+    Package("momentfm", "0.1.4", "held-out", "MOMENT time-series foundation model: T5 encoder over patches, masking, revin, task heads"),
+    Package("phenaki-pytorch", "0.5.0", "held-out", "Phenaki text-to-video: C-ViViT tokenizer, MaskGIT transformer, critic, token masking, trainers"),
+    Package("torch-fidelity", "0.4.0", "held-out", "generative model metrics: ISC, FID, KID, PPL, feature extractors, caching, sampling from generators"),
+    Package("lightweight-gan", "1.2.1", "held-out", "lightweight GAN: skip-layer excitation generator, self-supervised discriminator, augmentations, trainer"),
+    Package("stylegan2-pytorch", "1.9.0", "held-out", "StyleGAN2: mapping network, modulated convs, discriminator, path-length and gradient penalties, trainer"),
+    Package("ring-attention-pytorch", "0.5.20", "held-out", "ring attention: blockwise flash attention in PyTorch, ring passing across ranks, striped and tree decoding"),
+    # (added after the pools of momentfm and torch-fidelity gave no hazard)
+    Package("make-a-video-pytorch", "0.4.0", "held-out", "Make-A-Video: pseudo-3D convs and attention over space and time, U-Net for text-to-video"),
 )
 
 GROUPS = ("dev", "held-out")
