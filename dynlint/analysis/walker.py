@@ -2639,7 +2639,8 @@ class Analyzer:
         lone = checks == [test] or lone_tensor is not None
         if holds:
             tensors = self._tensor_test_subjects(test)
-            plain = [c.args[0] for c in checks if lone and self._names_plain_type(c.args[1])]
+            # `isinstance(obj, tuple) and len(obj) > 0`: every conjunct holds in the body, so obj is a tuple there
+            plain = [c.args[0] for c in checks if self._names_plain_type(c.args[1])]
             # `hasattr(v, "tolist") and not torch.is_tensor(v)`: past a negated tensor test, v is no tensor
             for value in test.values if type(test) is ast.BoolOp and isinstance(test.op, ast.And) else ():
                 if type(value) is ast.UnaryOp and isinstance(value.op, ast.Not):
