@@ -616,8 +616,6 @@ TORCH_MODULE_ROOTS = frozenset({"torch", "torchvision", "torchaudio", "torchtext
 #: methods only tensors have (not numpy arrays, not nn.Modules, not str/list/dict): calling one on a name
 #: is evidence that the name holds a tensor (``numel`` is a torch.Size's too, measured: not on a name that
 #: says a shape, ``SHAPE_NAME_WORDS``)
-#: what only a tensor (or a module, which has no ``.item()``/``.tolist()``) is moved or detached with
-TENSOR_MOVE_METHODS = frozenset({"cpu", "cuda", "detach"})
 TENSOR_ONLY_METHODS = frozenset((
     "detach detach_ backward long int bool short byte char "
     "new_zeros new_ones new_full new_empty new_tensor "
@@ -634,6 +632,9 @@ TENSOR_ONLY_METHODS = frozenset((
     "pin_memory record_stream data_ptr storage untyped_storage get_device is_contiguous stride storage_offset "
     "requires_grad_ retain_grad register_hook type"
 ).split())
+
+#: what only a tensor (or a module, which has no ``.item()``/``.tolist()``) is moved or detached with
+TENSOR_MOVE_METHODS = frozenset({"cpu", "cuda", "detach"})
 
 #: ``torch.fx.experimental.symbolic_shapes``' helpers that evaluate a size test (without a guard where the
 #: size is unbacked): whether a branch on one specializes is what the test inside says (DYN201)

@@ -96,7 +96,8 @@ def assigned_values(stack, name: str) -> tuple[ast.expr, ...] | None:
     return index[1].get(name) if index is not None else None
 
 
-def _innermost_function(stack):
+def innermost_function(stack):
+    """The innermost function (``def`` or ``async def``) of the walker's stack of nodes, or None."""
     return next((n for n in reversed(stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
 
 
@@ -110,7 +111,7 @@ def _single_stores_of(stack) -> dict[str, tuple]:
 def _stores_of(stack) -> tuple[dict, dict] | None:
     """(single stores, every plain assignment) of the innermost function of ``stack``, built in one walk and
     kept on the function's node; None outside functions."""
-    function = _innermost_function(stack)
+    function = innermost_function(stack)
     if function is None:
         return None
     index = getattr(function, "_dynlint_stores", None)

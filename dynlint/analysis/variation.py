@@ -36,7 +36,7 @@ import re
 
 from dynlint import ops
 from dynlint.analysis.kinds import MASK, TENSORISH
-from dynlint.analysis.syntax import assigned_values
+from dynlint.analysis.syntax import assigned_values, innermost_function
 
 VARIES = "varies"
 UNKNOWN = "unknown"
@@ -155,7 +155,7 @@ def _model_size(a, name: str) -> bool:
 def _top_level_unpackings(a):
     """``(targets, value)`` of the enclosing function's top-level ``a, b = value`` statements (a tuple or
     list of targets), in order."""
-    function = _enclosing_function(a)
+    function = innermost_function(a.stack)
     if function is None:
         return
     for statement in function.body:
@@ -240,10 +240,6 @@ def name_variation(a, name: str, depth: int = 0) -> str:
         tensor, dim = unpacked
         return dim_variation(a, tensor, dim, depth + 1)
     return UNKNOWN
-
-
-def _enclosing_function(a) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    return next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
 
 
 def _unpacked_dim(a, name: str):

@@ -1118,22 +1118,19 @@ class Analyzer:
         if type(node) is ast.Name:
             bound = single_assignment(self.stack, node.id)
             return bound is not None and self._listed_container(bound, depth + 1)
-        if type(node) is ast.Call and type(node.func) is ast.Attribute:
-            return node.func.attr == "tolist"
+        if type(node) is ast.Call:
+            return _tolist_call(node)
         if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self" and self.classes \
                 and self.classes[-1].node is not None:
             stores = _self_attr_values(self.classes[-1].node).get(node.attr)
-            return bool(stores) and all(
-                (type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "tolist")
-                if unpacked else self._listed_store(value) for value, unpacked in stores)
+            return bool(stores) and all(_tolist_call(value) if unpacked else self._listed_store(value)
+                                        for value, unpacked in stores)
         return False
 
     def _listed_store(self, value: ast.expr) -> bool:
-        if type(value) in _DISPLAYS:
-            return True
-        return type(value) is ast.Call and (
-            (type(value.func) is ast.Attribute and value.func.attr == "tolist")
-            or self.qualname(value.func) in ("list", "tuple", "sorted"))
+        """A list or tuple stored: a display, ``x.tolist()``, ``list(...)``, ``tuple(...)``, ``sorted(...)``."""
+        return type(value) in _DISPLAYS or _tolist_call(value) or (
+            type(value) is ast.Call and self.qualname(value.func) in ("list", "tuple", "sorted"))
 
     def _infer_display(self, node: ast.Tuple):
         if any(isinstance(e, ast.Starred) for e in node.elts) or not node.elts or len(node.elts) > 16:
@@ -3728,6 +3725,11 @@ def _direct_nodes(loop):
             continue
         yield node
         pending.extend(ast.iter_child_nodes(node))
+
+
+def _tolist_call(node: ast.expr) -> bool:
+    """``<value>.tolist()``: a list (of lists) read from a tensor or an array."""
+    return type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "tolist"
 
 
 def _self_attr_values(cls: ast.ClassDef) -> dict[str, list]:

@@ -6,7 +6,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import SIZE
-from dynlint.analysis.syntax import only_raises, single_assignment
+from dynlint.analysis.syntax import innermost_function, only_raises, single_assignment
 from dynlint.analysis.variation import UNKNOWN, VARIES, variation
 from dynlint.checks import Scope, dyn204_unknown_size_branch as unknown_size_branch, rule
 
@@ -188,7 +188,7 @@ def _only_store_is_size(a, name: str) -> bool:
 def _unpacked_size(a, name: str) -> bool:
     """``b, c, h, w = x.shape`` (also ``x.shape[:2]``, ``x.size()``) at the enclosing function's top
     level, the only binding of ``name`` in it: the name is one of the tensor's sizes."""
-    function = next((n for n in reversed(a.stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    function = innermost_function(a.stack)
     if function is None:
         return False
     found = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.syntax import is_constant, keyword, keyword_node
+from dynlint.analysis.syntax import innermost_function, is_constant, keyword, keyword_node
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN402", "pad-to-longest", "Padding to the longest item gives one shape per batch",
@@ -62,7 +62,7 @@ def _padded_to_fixed_later(a, node: ast.Call) -> bool:
     item's length is only an intermediate shape; a later binding of the same name pads it again to a length that
     is not its own (a helper named for padding given another length, or ``F.pad`` by a target minus its size)."""
     target = _assigned_name(a, node)
-    function = next((p for p in reversed(a.stack) if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    function = innermost_function(a.stack)
     if target is None or function is None:
         return False
     for statement in ast.walk(function):
@@ -136,8 +136,7 @@ def _pads_fixed_text(a, node: ast.Call) -> bool:
     if isinstance(texts, ast.Name):
         return texts.id.isupper() and len(texts.id) > 1  # CLASS_NAMES: a constant, by convention
     if isinstance(texts, ast.Attribute) and isinstance(texts.value, ast.Name) and texts.value.id == "self":
-        function = next((p for p in reversed(a.stack) if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef))),
-                        None)
+        function = innermost_function(a.stack)
         return function is not None and not any(
             isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr == texts.attr
             and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(function))
@@ -173,7 +172,7 @@ def _only_feeds_a_warning(a, node: ast.Call) -> bool:
             break
         if isinstance(parent, ast.stmt):
             return False
-    function = next((p for p in reversed(a.stack) if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    function = innermost_function(a.stack)
     if target is None or function is None:
         return False
     uses = 0
