@@ -402,14 +402,26 @@ PACKAGES: tuple[Package, ...] = (
     Package("musiclm-pytorch", "0.2.8", "dev", "MusicLM: MuLaN audio-text contrastive model, quantizer, conditioning of AudioLM, trainer"),
     # added on 2026-11-28 (seventeenth session, at its end, while the thirty-first set was being measured), before
     # dynlint was ever run on them: a thirty-second held-out set (hazards picked by readers who never ran dynlint)
-    Package("momentfm", "0.1.4", "held-out", "MOMENT time-series foundation model: T5 encoder over patches, masking, revin, task heads"),
-    Package("phenaki-pytorch", "0.5.0", "held-out", "Phenaki text-to-video: C-ViViT tokenizer, MaskGIT transformer, critic, token masking, trainers"),
-    Package("torch-fidelity", "0.4.0", "held-out", "generative model metrics: ISC, FID, KID, PPL, feature extractors, caching, sampling from generators"),
-    Package("lightweight-gan", "1.2.1", "held-out", "lightweight GAN: skip-layer excitation generator, self-supervised discriminator, augmentations, trainer"),
-    Package("stylegan2-pytorch", "1.9.0", "held-out", "StyleGAN2: mapping network, modulated convs, discriminator, path-length and gradient penalties, trainer"),
-    Package("ring-attention-pytorch", "0.5.20", "held-out", "ring attention: blockwise flash attention in PyTorch, ring passing across ranks, striped and tree decoding"),
+    # measured once, held out, at bcd98e5 (recall and a judged sample); moved to dev on 2026-11-28 (eighteenth
+    # session, at its start), when a thirty-third set was added: changes were then made because of it
+    Package("momentfm", "0.1.4", "dev", "MOMENT time-series foundation model: T5 encoder over patches, masking, revin, task heads"),
+    Package("phenaki-pytorch", "0.5.0", "dev", "Phenaki text-to-video: C-ViViT tokenizer, MaskGIT transformer, critic, token masking, trainers"),
+    Package("torch-fidelity", "0.4.0", "dev", "generative model metrics: ISC, FID, KID, PPL, feature extractors, caching, sampling from generators"),
+    Package("lightweight-gan", "1.2.1", "dev", "lightweight GAN: skip-layer excitation generator, self-supervised discriminator, augmentations, trainer"),
+    Package("stylegan2-pytorch", "1.9.0", "dev", "StyleGAN2: mapping network, modulated convs, discriminator, path-length and gradient penalties, trainer"),
+    Package("ring-attention-pytorch", "0.5.20", "dev", "ring attention: blockwise flash attention in PyTorch, ring passing across ranks, striped and tree decoding"),
     # (added after the pools of momentfm and torch-fidelity gave no hazard)
-    Package("make-a-video-pytorch", "0.4.0", "held-out", "Make-A-Video: pseudo-3D convs and attention over space and time, U-Net for text-to-video"),
+    Package("make-a-video-pytorch", "0.4.0", "dev", "Make-A-Video: pseudo-3D convs and attention over space and time, U-Net for text-to-video"),
+    # added on 2026-11-28 (eighteenth session, at its start, while the thirty-second set was being measured),
+    # before dynlint was ever run on them: a thirty-third held-out set (hazards picked by readers who never ran dynlint)
+    Package("pypots", "1.5", "held-out", "partially observed time series: imputation/forecasting/classification models (SAITS, BRITS, TimesNet), missing masks"),
+    Package("setfit", "1.2.0", "held-out", "few-shot text classification: sentence-transformer contrastive pairs, differentiable heads, trainer"),
+    Package("imitation", "1.0.1", "held-out", "imitation learning: behaviour cloning, GAIL/AIRL discriminators, reward nets, preference comparisons"),
+    Package("torchdyn", "1.0.6", "held-out", "neural differential equations: ODE/SDE solvers, adjoints, neural ODE/CNF models, multiple shooting"),
+    Package("ncps", "1.0.1", "held-out", "neural circuit policies: liquid time-constant and CfC cells, wirings, sparse recurrent masks"),
+    Package("brevitas", "0.13.4", "held-out", "quantization-aware training: quantized layers, proxies, scaling, calibration, graph transforms, export"),
+    Package("colt5-attention", "0.11.2", "held-out", "CoLT5 conditional routing: coordinate-descent top-k routing, routed attention and feedforward, token selection"),
+    Package("neuralprophet", "0.9.0", "held-out", "time-series forecasting: AR-Net, seasonality/trend/event components, Lightning time-net, data preparation"),
 )
 
 GROUPS = ("dev", "held-out")
