@@ -819,8 +819,11 @@ PREDICTOR_MODULE_SUFFIXES = ("Pipeline", "Predictor", "Inferencer")
 #: bases that say nothing of what a class is (the last part of the base's name)
 PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple"})
 
-#: receivers whose ``.step()`` is an optimizer step (optimizer, opt, scaler...)
+#: receivers whose ``.step()`` is an optimizer step (optimizer, opt, scaler...), met anywhere in the
+#: receiver's text (its chain's root, a dot, its last attribute: ``self.optimizer``, ``opt.``)
 OPTIMIZER_NAME_HINTS = ("optim", "opt.", "scaler", "opt_")
+#: ... or at its end (stylegan2's ``self.GAN.D_opt``, ``self.opt``)
+OPTIMIZER_NAME_ENDINGS = ("_opt", ".opt")
 
 #: torch functions/methods returning a tuple or list of tensors
 SEQUENCE_RESULT_FUNCTIONS = frozenset(

@@ -3692,7 +3692,8 @@ def _is_training_loop(loop) -> bool:
                     return True  # (step and update_params: of an optimizer, not a scheduler or a logger)
                 receiver = _chain_root(node.func.value).lower() + "." + (
                     node.func.value.attr.lower() if isinstance(node.func.value, ast.Attribute) else "")
-                if any(hint in receiver for hint in ops.OPTIMIZER_NAME_HINTS):
+                if any(hint in receiver for hint in ops.OPTIMIZER_NAME_HINTS) \
+                        or receiver.endswith(ops.OPTIMIZER_NAME_ENDINGS):
                     return True
     return False
 
