@@ -74,8 +74,11 @@ def _bound_to_an_index(a, element: ast.expr) -> bool:
 def _named_as_mask(element: ast.expr) -> bool:
     """``x[valid_mask]``, ``boxes[keep]``: a tensor indexed by a value its author named a mask, by a
     row of one (``samples[seq_mask[i]]``), by one reshaped (``x[valid_mask.view(-1)]``) or inverted
-    (``x[~matching_mask]``)."""
+    (``x[~matching_mask]``), or by a dict's entry under a key named for a mask (``info["padding_mask"]``,
+    stable-audio's ``info[self.mask_key]``)."""
     if type(element) is ast.Subscript and type(element.slice) is not ast.Slice:
+        if _mask_key(element.slice):
+            return True
         element = element.value
     while (type(element) is ast.Call and type(element.func) is ast.Attribute
            and element.func.attr in ops.MASK_PRESERVING_METHODS) or \
@@ -84,3 +87,11 @@ def _named_as_mask(element: ast.expr) -> bool:
         element = element.operand if type(element) is ast.UnaryOp else element.func.value
     name = element.id if type(element) is ast.Name else element.attr if type(element) is ast.Attribute else None
     return name is not None and ops.named_as_mask(name)
+
+
+def _mask_key(key: ast.expr) -> bool:
+    """``"padding_mask"``, ``self.mask_key``, ``MASK_KEY``: a dict key that names a mask."""
+    if type(key) is ast.Constant:
+        return type(key.value) is str and ops.named_as_mask(key.value)
+    name = key.id if type(key) is ast.Name else key.attr if type(key) is ast.Attribute else None
+    return name is not None and ops.named_as_key(name) and ops.named_as_mask(name)
