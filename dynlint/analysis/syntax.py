@@ -96,6 +96,31 @@ def assigned_values(stack, name: str) -> tuple[ast.expr, ...] | None:
     return index[1].get(name) if index is not None else None
 
 
+def accumulated_values(stack, name: str) -> tuple[tuple[ast.expr, ...], tuple[ast.expr, ...]] | None:
+    """(plain values, augmented values) of ``name`` in the innermost function when every binding of it is
+    a plain ``name = value`` or an augmented ``name += value`` and at least one is augmented (an
+    accumulator: ``total = 0.``, then ``total += loss`` in a loop); None otherwise."""
+    index = _stores_of(stack)
+    if index is None:
+        return None
+    found = index[2].get(name)
+    return found if found is not None and found[1] else None
+
+
+def host_read_names(stack) -> frozenset[str]:
+    """Names on which the innermost function calls ``.item()`` or ``.tolist()`` (``total.item()``)."""
+    function = innermost_function(stack)
+    if function is None:
+        return frozenset()
+    found = getattr(function, "_dynlint_host_reads", None)
+    if found is None:
+        found = function._dynlint_host_reads = frozenset(
+            n.func.value.id for n in ast.walk(function)
+            if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("item", "tolist")
+            and type(n.func.value) is ast.Name and not n.args)
+    return found
+
+
 def innermost_function(stack):
     """The innermost function (``def`` or ``async def``) of the walker's stack of nodes, or None."""
     return next((n for n in reversed(stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
@@ -108,8 +133,8 @@ def _single_stores_of(stack) -> dict[str, tuple]:
     return index[0] if index is not None else {}
 
 
-def _stores_of(stack) -> tuple[dict, dict] | None:
-    """(single stores, every plain assignment) of the innermost function of ``stack``, built in one walk and
+def _stores_of(stack) -> tuple[dict, dict, dict] | None:
+    """(single stores, every plain assignment, accumulators) of the innermost function of ``stack``, built in one walk and
     kept on the function's node; None outside functions."""
     function = innermost_function(stack)
     if function is None:
@@ -120,16 +145,19 @@ def _stores_of(stack) -> tuple[dict, dict] | None:
     return index
 
 
-def _stores(function) -> tuple[dict, dict]:
+def _stores(function) -> tuple[dict, dict, dict]:
     counts: dict[str, int] = {}
     single: dict[str, tuple] = {}
     every: dict[str, list] = {}
+    augmented: dict[str, list] = {}
     for n in ast.walk(function):
         t = type(n)
         if t is ast.Name and type(n.ctx) is ast.Store:
             counts[n.id] = counts.get(n.id, 0) + 1
         elif t is ast.arg:
             counts[n.arg] = counts.get(n.arg, 0) + 1
+        elif t is ast.AugAssign and type(n.target) is ast.Name:
+            augmented.setdefault(n.target.id, []).append(n.value)
         elif t is ast.Assign and len(n.targets) == 1:
             target = n.targets[0]
             if type(target) is ast.Name:
@@ -140,4 +168,6 @@ def _stores(function) -> tuple[dict, dict]:
                     if type(element) is ast.Name:
                         single[element.id] = (None, n.value)
     return ({name: entry for name, entry in single.items() if counts.get(name) == 1},
-            {name: tuple(found) for name, found in every.items() if counts.get(name) == len(found)})
+            {name: tuple(found) for name, found in every.items() if counts.get(name) == len(found)},
+            {name: (tuple(every.get(name, ())), tuple(found)) for name, found in augmented.items()
+             if counts.get(name) == len(found) + len(every.get(name, ()))})

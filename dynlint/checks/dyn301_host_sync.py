@@ -6,7 +6,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SEQ, SIZE, TENSORISH, TUPLE
-from dynlint.analysis.syntax import assigned_once_from, assigned_values
+from dynlint.analysis.syntax import accumulated_values, assigned_once_from, assigned_values, host_read_names
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
 
@@ -67,12 +67,31 @@ def _computed(value: ast.expr) -> bool:
     return not isinstance(value, (ast.Name, ast.Attribute, ast.Constant))
 
 
+def _number(value: ast.expr) -> bool:
+    """``0``, ``0.``: a Python number written out (not a bool)."""
+    return type(value) is ast.Constant and type(value.value) in (int, float)
+
+
+def _number_accumulator(a, value: ast.expr) -> bool:
+    """``recon_loss = 0.``, then ``recon_loss += loss / n``: a name started from Python numbers and added to,
+    that the code reads with ``.item()``/``.tolist()``, which Python numbers do not have: what was added made
+    it a tensor (magvit2's validation of an accelerator-unwrapped model), unless the code says numpy."""
+    if type(value) is not ast.Name:
+        return False
+    accumulated = accumulated_values(a.stack, value.id)
+    return accumulated is not None and bool(accumulated[0]) and all(_number(v) for v in accumulated[0]) \
+        and not maybe_numpy(a, value)
+
+
 def _evident_tensor(a, value, depth: int = 0) -> bool:
     """A formatted value that is a tensor by what this function does: a torch call or a tensor
     method made it (``f"{x.max()}"``, ``f"{(a - b).abs().mean()}"``), or a name computed once, here
     (``loss = criterion(out, y)``, a tensor by its kind: ``loss.backward()``...).  Text is formatted from many values whose
     kind rests on weaker evidence (an unannotated parameter, a loop variable, an attribute of an
     unknown object: layer indices, names, keys), so this rule asks for more than the others."""
+    if isinstance(value, ast.Name) and a.value_kind(value) is None and value.id in host_read_names(a.stack) \
+            and _number_accumulator(a, value):
+        return True  # `total = 0.`, `total += loss / n`, then `total.item()` and `f"{total:.3f}"`
     if a.value_kind(value) not in TENSORISH or depth > 3:
         return False
     if isinstance(value, ast.Name):
@@ -83,7 +102,13 @@ def _evident_tensor(a, value, depth: int = 0) -> bool:
         if bound is not None:
             return _computed(bound)
         every = assigned_values(a.stack, value.id)
-        return every is not None and all(_computed(v) for v in every)
+        if every is not None:
+            return all(_computed(v) for v in every)
+        # an accumulator started from numbers or computed values, and summed from a computed tensor here
+        # (`total = 0.`, then `total += loss` with `loss = criterion(out, y)`)
+        accumulated = accumulated_values(a.stack, value.id)
+        return accumulated is not None and all(_number(v) or _computed(v) for v in accumulated[0]) \
+            and any(_evident_tensor(a, v, depth + 1) for v in accumulated[1])
     if isinstance(value, ast.BinOp):
         return _evident_tensor(a, value.left, depth + 1) or _evident_tensor(a, value.right, depth + 1)
     if isinstance(value, ast.Call):
@@ -115,7 +140,8 @@ def check_method(a, node, qual, method, receiver) -> None:
     if node.args or a.is_silenced(node):
         return
     strong = receiver in TENSORISH or ops.HOST_SYNC_METHODS[method] or (
-        receiver is None and (_unknown_in_step(a, node) or _moved_tensor(node.func.value)))
+        receiver is None and (_unknown_in_step(a, node) or _moved_tensor(node.func.value)
+                              or _number_accumulator(a, node.func.value)))
     if strong or (receiver is None and _unknown_receiver(node) and not maybe_numpy(a, node.func.value)):
         a.report(RULE, node, f"`.{method}()` copies tensor data to the host (a sync and a graph "
                  "break); keep the value as a tensor, or move this out of the compiled region", step_only=not strong,
