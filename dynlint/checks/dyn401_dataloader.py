@@ -32,6 +32,10 @@ def check(a, node: ast.Call, qual, method, receiver) -> None:
     if _iterable_dataset(a, argument(node, positions["dataset"], "dataset")):
         return  # batches of what an iterator yields (an experience source, a stream): no last batch to drop
     purpose = _purpose(a, node)
+    if purpose is None and drop_last is not None:
+        # `drop_last=False` written out on a loader that neither shuffles nor samples: every sample, in
+        # order, on purpose (torch-fidelity's feature extraction for its metrics)
+        purpose = "evaluation"
     if purpose == "evaluation":
         return  # evaluation/inference: every sample counts, and the last batch compiles once
     if purpose == "training" and not _built_for_evaluation(a, node):
