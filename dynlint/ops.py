@@ -218,6 +218,8 @@ MATH_SCALAR_FUNCTIONS = frozenset(f"math.{name}" for name in (
 #: builtins that format their arguments as text: a tensor among them is read on the host (measured
 #: on torch 2.13: str(t), print(t), f"{t:.2f}", "%.5f" % t, "{:.3f}".format(t) all break the graph)
 FORMATTING_BUILTINS = frozenset({"str", "repr", "print"})
+#: builtins that make a slice from their arguments (``slice(start, start + n)``): bounds read as Python numbers
+SLICE_BUILTINS = frozenset({"slice"})
 
 #: tensor methods that return Python data computed from values (not tensors)
 DATA_METHODS = frozenset({"item", "tolist", "equal", "allclose"})

@@ -1662,10 +1662,11 @@ class Analyzer:
                     maybe = maybe or joined_maybe
                 maybe = maybe or other_maybe
             kind = relevant(kind, sizes=True)
-            if maybe and kind in TENSORISH and node.returns is not None and \
-                    self._annotation_kind(node.returns) == PY:
+            if maybe and _holds_tensor(kind) and node.returns is not None and \
+                    _tensor_free(self._annotation_kind(node.returns)):
                 # `def _shape(tensor) -> torch.Size`, one of whose paths returns what a method no tensor
-                # has gives (`tensor._nested_tensor_size()`): what the annotation promises, not a tensor
+                # has gives (`tensor._nested_tensor_size()`): what the annotation promises, not a tensor;
+                # so too `-> tuple[int, ...]` over elements only maybe tensors (monai's get_valid_patch_size)
                 kind, maybe = None, False
         if kind is None and node.returns is not None and not scope.is_generator:
             # what the body returns says nothing (a parameter of unknown kind, a helper's result):
@@ -3270,6 +3271,20 @@ _SAVED = "<saved_tensors>"  # the attribute key of what a custom autograd functi
 _NOT_SHAPED = object()  # _shape_dtype_kind: not a shape-and-dtype annotation
 _MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see _annotation_kind)
 _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
+
+
+def _holds_tensor(kind) -> bool:
+    """A tensor, or a container (not an object) with one among its elements."""
+    if kind in TENSORISH:
+        return True
+    return type(kind) is tuple and kind[0] != OBJ and any(_holds_tensor(part) for part in kind[1:])
+
+
+def _tensor_free(kind) -> bool:
+    """What an annotation promises holds no tensor anywhere: ``int``, ``torch.Size``, ``tuple[int, ...]``."""
+    if kind == PY:
+        return True
+    return type(kind) is tuple and kind[0] in (SEQ, TUPLE, DICT) and all(_tensor_free(part) for part in kind[1:])
 
 
 def _without_maybe(kind) -> tuple:

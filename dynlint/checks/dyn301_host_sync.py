@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SEQ, SIZE, TENSORISH, TUPLE
+from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH, TUPLE
 from dynlint.analysis.syntax import accumulated_values, assigned_once_from, assigned_values, host_read_names
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
@@ -153,6 +153,25 @@ def check_function(a, node, qual, method, receiver) -> None:
     if node.args and not a.is_silenced(node):
         a.report(RULE, node, f"`{qual}` reads the tensor's value on the host (a sync and a graph break, like "
                  "Tensor.item()); use torch._assert_async, or check outside the compiled region")
+
+
+@RULE.on_subscript
+@RULE.on_subscript_store
+def check_numpy_index(a, node: ast.Subscript) -> None:
+    """``array[t]``, ``memmap[i, t:t + n]``: a numpy array indexed by a tensor reads the tensor's value on the
+    host (numpy asks it for ``__index__``; q-transformer's replay memory indexed by rows of an index tensor)."""
+    if a.kind(node.value) != NDARRAY:
+        return
+    index = node.slice
+    for element in index.elts if type(index) is ast.Tuple else (index,):
+        values = (element.lower, element.upper, element.step) if type(element) is ast.Slice else (element,)
+        for value in values:
+            # not a mask: `logits[~mask]` with a mask of unknown origin is as often a numpy array's
+            if value is not None and a.value_kind(value) in (TENSOR, SCALAR_TENSOR) and not a.is_silenced(value):
+                a.report(RULE, value, "indexing a numpy array with a tensor reads the tensor's value on the host "
+                         "(a sync); index with Python ints, or keep the data in a tensor",
+                         cpu_value=made_on_cpu(a, value))
+                return
 
 
 @RULE.on_subscript_store

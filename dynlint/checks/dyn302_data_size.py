@@ -40,6 +40,20 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
                          "shape; slice with sizes from .shape, or use torch.where/masking over the full tensor")
 
 
+@RULE.on_call(functions=ops.SLICE_BUILTINS)
+def check_slice_object(a, node, qual, method, receiver) -> None:
+    """``slice(t, t + n)`` with a tensor bound (q-transformer's replay memory: a row of an index tensor
+    unpacked into 0-d tensors): whatever it slices, the bound is read as a Python number on the host."""
+    for bound in node.args[:3]:
+        if isinstance(bound, ast.Starred):
+            return
+        if a.value_kind(bound) in DATA_DERIVED or a.on_some_path(bound, DATA_DERIVED):
+            a.silence_syncs(bound)
+            a.report(RULE, bound, "slice bound computed from tensor data gives a data-dependent shape; slice "
+                     "with sizes from .shape, or use torch.where/masking over the full tensor")
+            return
+
+
 @RULE.on_call(functions=ops.SIZE_ARGUMENT_FUNCTIONS)
 def check_function(a, node, qual, method, receiver) -> None:
     short = qual.replace("torch.nn.functional.", "F.")
