@@ -604,6 +604,12 @@ TENSOR_PASSING_FUNCTIONS.update({
                  "masks_to_boxes")
     for module in ("", "boxes.")
 })
+#: methods that give back what they are given, wrapped or unwrapped (accelerate's ``unwrap_model(model)``):
+#: the kind of their one argument, whatever the receiver
+UNWRAPPING_METHODS = frozenset({"unwrap_model"})
+#: methods of an accelerator (a receiver named so: ``self.accelerator.prepare(model, optimizer, loader)``) that
+#: give back what they are given, one value per argument (a tuple for several)
+ACCELERATOR_PREPARE_METHODS = frozenset({"prepare"})
 #: progress bars that yield what the iterable they wrap yields (``for n, step in tqdm(zip(counts, steps))``)
 PROGRESS_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.std.tqdm", "tqdm.notebook.tqdm",
                                "tqdm.rich.tqdm", "tqdm.autonotebook.tqdm"})

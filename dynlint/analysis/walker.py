@@ -1290,6 +1290,14 @@ class Analyzer:
                 if method == "items":
                     return (SEQ, (TUPLE, None, receiver[1]))
                 return None
+            if receiver is None and node.args and not node.keywords and \
+                    not any(type(arg) is ast.Starred for arg in node.args) and (
+                    (method in ops.UNWRAPPING_METHODS and len(node.args) == 1)
+                    or (method in ops.ACCELERATOR_PREPARE_METHODS and _names_an_accelerator(func.value))):
+                # accelerate's `unwrap_model(self.model)`, `self.accelerator.prepare(model, optimizer)`:
+                # what they are given (the model's class, so that calling it runs its forward)
+                kinds = [self.kind(arg) for arg in node.args]
+                return kinds[0] if len(kinds) == 1 else (TUPLE, *kinds)
             if receiver is None and method in ops.HOST_SYNC_METHODS and not ops.HOST_SYNC_METHODS[method]:
                 # `.item()`/`.tolist()` of whatever it is: a Python number or list, never a tensor (what
                 # says a name is a tensor elsewhere in the function does not make this binding one)
@@ -3271,6 +3279,12 @@ _SAVED = "<saved_tensors>"  # the attribute key of what a custom autograd functi
 _NOT_SHAPED = object()  # _shape_dtype_kind: not a shape-and-dtype annotation
 _MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see _annotation_kind)
 _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
+
+
+def _names_an_accelerator(value: ast.expr) -> bool:
+    """``accelerator``, ``self.accelerator``: a receiver named for accelerate's Accelerator."""
+    name = value.id if type(value) is ast.Name else value.attr if type(value) is ast.Attribute else ""
+    return "accelerator" in name.lower()
 
 
 def _holds_tensor(kind) -> bool:
