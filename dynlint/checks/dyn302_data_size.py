@@ -43,10 +43,15 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
 @RULE.on_call(functions=ops.SLICE_BUILTINS)
 def check_slice_object(a, node, qual, method, receiver) -> None:
     """``slice(t, t + n)`` with a tensor bound (q-transformer's replay memory: a row of an index tensor
-    unpacked into 0-d tensors): whatever it slices, the bound is read as a Python number on the host."""
-    for bound in node.args[:3]:
-        if isinstance(bound, ast.Starred):
+    unpacked into 0-d tensors): whatever it slices, the bound is read as a Python number on the host.  Only a
+    call shaped like the builtin's (one to three positional bounds, no lists): TensorRT-LLM's
+    ``slice(x, [0, i * 64], shape, [1, 1])``, imported from a module outside the run, is another function."""
+    if not 1 <= len(node.args) <= 3 or node.keywords:
+        return
+    for bound in node.args:
+        if isinstance(bound, (ast.Starred, ast.List, ast.Tuple)):
             return
+    for bound in node.args:
         if a.value_kind(bound) in DATA_DERIVED or a.on_some_path(bound, DATA_DERIVED):
             a.silence_syncs(bound)
             a.report(RULE, bound, "slice bound computed from tensor data gives a data-dependent shape; slice "
