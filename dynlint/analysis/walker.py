@@ -1565,6 +1565,13 @@ class Analyzer:
         if node.level:
             module = resolve_relative(self.module, self.is_package, node.level, node.module)
             if module is None:
+                # climbs above the run's top package (f5-tts' TensorRT patch, copied into another package):
+                # the names are that package's, unknown here; bound all the same, so that none reads as the
+                # builtin it shadows (`slice`, TensorRT-LLM's)
+                for alias in node.names:
+                    if alias.name != "*":
+                        self._set_alias(alias.asname or alias.name, ".".join(
+                            part for part in (_UNRESOLVED_MODULE, node.module, alias.name) if part))
                 return
         elif not module:
             return
@@ -3277,6 +3284,7 @@ _PLAIN_TYPES = frozenset({"list", "tuple", "dict", "int", "float", "bool", "str"
                           "collections.abc.Mapping", "typing.Mapping"})
 _SAVED = "<saved_tensors>"  # the attribute key of what a custom autograd function's forward saves
 _NOT_SHAPED = object()  # _shape_dtype_kind: not a shape-and-dtype annotation
+_UNRESOLVED_MODULE = "<outside the run>"  # what a relative import above the run's top package names
 _MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see _annotation_kind)
 _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
 
