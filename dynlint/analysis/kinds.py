@@ -60,6 +60,21 @@ def is_not_tensor(kind) -> bool:
     return kind in NOT_TENSOR or type(kind) is tuple
 
 
+def holds_tensor(kind) -> bool:
+    """A tensor, or a container (not an object) with one among its elements."""
+    if kind in TENSORISH:
+        return True
+    return type(kind) is tuple and kind[0] != OBJ and any(holds_tensor(part) for part in kind[1:])
+
+
+def tensor_free(kind) -> bool:
+    """Holds no tensor anywhere, by what it is (what an annotation promises: ``int``, ``torch.Size``,
+    ``tuple[int, ...]``); unknown parts (None) are not."""
+    if kind == PY:
+        return True
+    return type(kind) is tuple and kind[0] in (SEQ, TUPLE, DICT) and all(tensor_free(part) for part in kind[1:])
+
+
 def obj_class(kind) -> str | None:
     return kind[1] if type(kind) is tuple and kind[0] == OBJ else None
 

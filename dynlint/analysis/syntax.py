@@ -4,6 +4,23 @@ from __future__ import annotations
 
 import ast
 
+from dynlint import ops
+
+
+def last_name(node: ast.expr) -> str | None:
+    """The name a ``Name`` says, or the last attribute of an ``Attribute`` (``self.mask_key``: ``mask_key``)."""
+    t = type(node)
+    return node.id if t is ast.Name else node.attr if t is ast.Attribute else None
+
+
+def key_name(node: ast.expr) -> str | None:
+    """What a dict key written here says: a string's text, or the name of a value named as a key
+    (``AtomicDataDict.CELL_KEY``, ``self.norm_key``, ``edge_vec_field``); None for anything else."""
+    if type(node) is ast.Constant:
+        return node.value if type(node.value) is str else None
+    name = last_name(node)
+    return name if name is not None and ops.named_as_key(name) else None
+
 
 def size_elements(node: ast.expr):
     """The sizes in a size argument: the elements of a tuple/list display, else the value itself."""
@@ -101,10 +118,7 @@ def accumulated_values(stack, name: str) -> tuple[tuple[ast.expr, ...], tuple[as
     a plain ``name = value`` or an augmented ``name += value`` and at least one is augmented (an
     accumulator: ``total = 0.``, then ``total += loss`` in a loop); None otherwise."""
     index = _stores_of(stack)
-    if index is None:
-        return None
-    found = index[2].get(name)
-    return found if found is not None and found[1] else None
+    return index[2].get(name) if index is not None else None
 
 
 def host_read_names(stack) -> frozenset[str]:

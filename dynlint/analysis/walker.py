@@ -37,11 +37,11 @@ from dynlint.analysis.facts import (
 )
 from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of this module's vocabulary
     DATA, DATA_DERIVED, DICT, DISTRIBUTION, MASK, MODULE, NDARRAY, NOT_TENSOR, OBJ, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH,
-    TUPLE, combine_binop as _combine_binop, element_kind, is_module, is_not_tensor, item_kind, join, obj_class,
-    iteration_kind, relevant, unpacked_kinds,
+    TUPLE, combine_binop as _combine_binop, element_kind, holds_tensor, is_module, is_not_tensor, item_kind, join,
+    obj_class, iteration_kind, relevant, tensor_free, unpacked_kinds,
 )
 from dynlint.analysis.modules import resolve_relative
-from dynlint.analysis.syntax import has_keyword, never_falls_through, only_exits, single_assignment
+from dynlint.analysis.syntax import has_keyword, key_name, last_name, never_falls_through, only_exits, single_assignment
 from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
 
@@ -1060,7 +1060,7 @@ class Analyzer:
                 # dtype (a tensor would give a Python bool, and its values are not read): a plain value's test
                 return PY
             if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
-                if _a_key(node.left):
+                if key_name(node.left) is not None:
                     return PY  # a key looked up in a dict, never in a tensor
                 if any(self.kind(c) in TENSORISH for c in node.comparators):
                     return DATA
@@ -1677,8 +1677,8 @@ class Analyzer:
                     maybe = maybe or joined_maybe
                 maybe = maybe or other_maybe
             kind = relevant(kind, sizes=True)
-            if maybe and _holds_tensor(kind) and node.returns is not None and \
-                    _tensor_free(self._annotation_kind(node.returns)):
+            if maybe and holds_tensor(kind) and node.returns is not None and \
+                    tensor_free(self._annotation_kind(node.returns)):
                 # `def _shape(tensor) -> torch.Size`, one of whose paths returns what a method no tensor
                 # has gives (`tensor._nested_tensor_size()`): what the annotation promises, not a tensor;
                 # so too `-> tuple[int, ...]` over elements only maybe tensors (monai's get_valid_patch_size)
@@ -3221,7 +3221,7 @@ class Analyzer:
                 # `i in t` asks a tensor for a Python bool (Tensor.__contains__): a sync; a string is never
                 # looked for in a tensor (`"image_features" in out`: `out` is a dict, whatever it was taken
                 # for), nor is a key (`EDGE_INDEX_KEY in data`, `self.norm_key in data`)
-                if _a_key(test.left):
+                if key_name(test.left) is not None:
                     return False
                 if any(self.value_kind(c) in TENSORISH for c in test.comparators):
                     return True
@@ -3291,22 +3291,7 @@ _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
 
 def _names_an_accelerator(value: ast.expr) -> bool:
     """``accelerator``, ``self.accelerator``: a receiver named for accelerate's Accelerator."""
-    name = value.id if type(value) is ast.Name else value.attr if type(value) is ast.Attribute else ""
-    return "accelerator" in name.lower()
-
-
-def _holds_tensor(kind) -> bool:
-    """A tensor, or a container (not an object) with one among its elements."""
-    if kind in TENSORISH:
-        return True
-    return type(kind) is tuple and kind[0] != OBJ and any(_holds_tensor(part) for part in kind[1:])
-
-
-def _tensor_free(kind) -> bool:
-    """What an annotation promises holds no tensor anywhere: ``int``, ``torch.Size``, ``tuple[int, ...]``."""
-    if kind == PY:
-        return True
-    return type(kind) is tuple and kind[0] in (SEQ, TUPLE, DICT) and all(_tensor_free(part) for part in kind[1:])
+    return "accelerator" in (last_name(value) or "").lower()
 
 
 def _without_maybe(kind) -> tuple:
@@ -3462,7 +3447,7 @@ def _registry_name(decorator: ast.expr) -> str:
         decorator = decorator.func
     if type(decorator) is ast.Attribute and decorator.attr == "register_module":
         target = decorator.value
-        return target.id if type(target) is ast.Name else target.attr if type(target) is ast.Attribute else ""
+        return last_name(target) or ""
     return ""
 
 
@@ -3501,7 +3486,7 @@ def _isinstance_checks(test: ast.expr) -> list[ast.Call]:
 
 def _applies_a_function(func: ast.expr) -> bool:
     """``map``, ``multi_apply``, ``tree_map``, ``apply_to_collection``, ``starmap``: by the callee's name."""
-    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+    name = last_name(func) or ""
     return ("map" in name or "apply" in name) and _APPLY_NAME_RE.search(name) is not None
 
 
@@ -3576,15 +3561,6 @@ def _namedtuple_fields(spec: ast.expr) -> tuple[str, ...]:
 
 
 _UNION_ANNOTATIONS = frozenset({"typing.Union", "typing.Optional", "Union", "Optional"})
-
-
-def _a_key(node: ast.expr) -> bool:
-    """A string, or a name that says a key (``AtomicDataDict.CELL_KEY``, ``self.norm_key``,
-    ``edge_vec_field``): what ``in`` looks up in a dict."""
-    if type(node) is ast.Constant:
-        return type(node.value) is str
-    name = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else None
-    return name is not None and ops.named_as_key(name)
 
 
 #: subscripted types a module-level assignment names as a type alias (``Type = Dict[str, torch.Tensor]``)
@@ -3836,7 +3812,7 @@ def _inner_step_loop(loop) -> bool:
         return type(test) is ast.Constant and bool(test.value) is True and \
             any(type(statement) in _TRY_STATEMENTS for statement in loop.body)
     for node in ast.walk(loop.iter):
-        word = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else None
+        word = last_name(node)
         if word is not None and any(hint in word.lower() for hint in ops.INNER_STEP_LOOP_WORDS):
             return True
     return False

@@ -6,6 +6,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import MASK, NDARRAY, TENSOR, TENSORISH, is_not_tensor
+from dynlint.analysis.syntax import key_name, last_name
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
 
@@ -85,13 +86,11 @@ def _named_as_mask(element: ast.expr) -> bool:
             (type(element) is ast.UnaryOp and isinstance(element.op, ast.Invert)):
         # x[atompair_mask.view(-1)]: the mask, reshaped; x[~matching_mask]: the mask, inverted
         element = element.operand if type(element) is ast.UnaryOp else element.func.value
-    name = element.id if type(element) is ast.Name else element.attr if type(element) is ast.Attribute else None
+    name = last_name(element)
     return name is not None and ops.named_as_mask(name)
 
 
 def _mask_key(key: ast.expr) -> bool:
     """``"padding_mask"``, ``self.mask_key``, ``MASK_KEY``: a dict key that names a mask."""
-    if type(key) is ast.Constant:
-        return type(key.value) is str and ops.named_as_mask(key.value)
-    name = key.id if type(key) is ast.Name else key.attr if type(key) is ast.Attribute else None
-    return name is not None and ops.named_as_key(name) and ops.named_as_mask(name)
+    name = key_name(key)
+    return name is not None and ops.named_as_mask(name)

@@ -89,8 +89,8 @@ def _evident_tensor(a, value, depth: int = 0) -> bool:
     (``loss = criterion(out, y)``, a tensor by its kind: ``loss.backward()``...).  Text is formatted from many values whose
     kind rests on weaker evidence (an unannotated parameter, a loop variable, an attribute of an
     unknown object: layer indices, names, keys), so this rule asks for more than the others."""
-    if isinstance(value, ast.Name) and a.value_kind(value) is None and value.id in host_read_names(a.stack) \
-            and _number_accumulator(a, value):
+    if isinstance(value, ast.Name) and a.value_kind(value) is None and _number_accumulator(a, value) \
+            and value.id in host_read_names(a.stack):
         return True  # `total = 0.`, `total += loss / n`, then `total.item()` and `f"{total:.3f}"`
     if a.value_kind(value) not in TENSORISH or depth > 3:
         return False

@@ -13,6 +13,15 @@ RULE = rule("DYN302", "data-dependent-size", "A size computed from tensor data m
             scope=Scope.DEVICE)
 
 
+_SLICE_BOUND = ("slice bound computed from tensor data gives a data-dependent shape; slice with sizes from "
+                ".shape, or use torch.where/masking over the full tensor")
+
+
+def _data(a, value: ast.expr) -> bool:
+    """Tensor data, or a value read from it, on every path or on one (``start = 0``, or ``start = t.item()``)."""
+    return a.value_kind(value) in DATA_DERIVED or a.on_some_path(value, DATA_DERIVED)
+
+
 @RULE.on_subscript
 @RULE.on_subscript_store
 def check_slice_bounds(a, node: ast.Subscript) -> None:
@@ -34,10 +43,9 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
             continue
         for bound in (element.lower, element.upper, element.step):
             # also a bound that is data on some path (`start = 0`, or `start = torch.randint(...)`)
-            if bound is not None and (a.value_kind(bound) in DATA_DERIVED or a.on_some_path(bound, DATA_DERIVED)):
+            if bound is not None and _data(a, bound):
                 a.silence_syncs(bound)
-                a.report(RULE, bound, "slice bound computed from tensor data gives a data-dependent "
-                         "shape; slice with sizes from .shape, or use torch.where/masking over the full tensor")
+                a.report(RULE, bound, _SLICE_BOUND)
 
 
 @RULE.on_call(functions=ops.SLICE_BUILTINS)
@@ -45,17 +53,17 @@ def check_slice_object(a, node, qual, method, receiver) -> None:
     """``slice(t, t + n)`` with a tensor bound (q-transformer's replay memory: a row of an index tensor
     unpacked into 0-d tensors): whatever it slices, the bound is read as a Python number on the host.  Only a
     call shaped like the builtin's (one to three positional bounds, no lists): TensorRT-LLM's
-    ``slice(x, [0, i * 64], shape, [1, 1])``, imported from a module outside the run, is another function."""
+    ``slice(x, [0, i * 64], shape, [1, 1])`` is another function, and a star import of a library module
+    (``from tensorrt_llm.functional import *``) leaves the name looking like the builtin."""
     if not 1 <= len(node.args) <= 3 or node.keywords:
         return
     for bound in node.args:
         if isinstance(bound, (ast.Starred, ast.List, ast.Tuple)):
             return
     for bound in node.args:
-        if a.value_kind(bound) in DATA_DERIVED or a.on_some_path(bound, DATA_DERIVED):
+        if _data(a, bound):
             a.silence_syncs(bound)
-            a.report(RULE, bound, "slice bound computed from tensor data gives a data-dependent shape; slice "
-                     "with sizes from .shape, or use torch.where/masking over the full tensor")
+            a.report(RULE, bound, _SLICE_BOUND)
             return
 
 
@@ -84,7 +92,7 @@ def check_bounds(a, node, qual, method, receiver) -> None:
 
 
 def _report_bound(a, value: ast.expr, what: str) -> bool:
-    if a.value_kind(value) not in DATA_DERIVED and not a.on_some_path(value, DATA_DERIVED):
+    if not _data(a, value):
         return False
     a.silence_syncs(value)
     a.report(RULE, value, f"bound passed to `{what}` is computed from tensor data: the op needs it as a Python "
