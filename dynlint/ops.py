@@ -411,6 +411,10 @@ SIZE_ARGUMENT_FUNCTIONS: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
     "torch.nn.functional.adaptive_max_pool1d": ((1,), frozenset({"output_size"})),
     "torch.nn.functional.adaptive_max_pool2d": ((1,), frozenset({"output_size"})),
     "range": ((ALL_POSITIONAL,), frozenset()),
+    # measured (torch 2.13): torch.Size([3, n, 2]) with a tensor n fails under torch.compile
+    # (InternalTorchDynamoError: "torch.Size() takes an iterable of 'int' (item 1 is 'FakeTensor')"); eager
+    # code reads n on the host (torchdyn's systems: `dist.sample(torch.Size([dim, n_harmonics, 2]))`)
+    "torch.Size": ((0,), frozenset()),
     # a sparse tensor's dense size (sparse tensors break the graph anyway, measured on torch 2.13: "Attempted
     # to wrap sparse Tensor"; a size from data is read on the host besides)
     "torch.sparse_coo_tensor": ((2,), frozenset({"size"})),
@@ -531,6 +535,9 @@ EVALUATION_NAME_WORDS = frozenset({
     "val", "valid", "validation", "validate", "validator", "eval", "evaluate", "evaluation", "evaluator",
     "evaluators", "test", "tests", "testing", "predict", "prediction", "predictor", "infer", "inference",
     "benchmark", "benchmarks", "bench", "metric", "metrics", "pipeline", "pipelines",
+    # post-training quantization's calibration: forward passes over a sample, like an evaluation (brevitas's
+    # `calibration_loader`, `create_calibration_dataloader`)
+    "calib", "calibration", "calibrate",
 })
 #: words of a function's name that say it runs an evaluation (``_run_evaluators``, ``validate``,
 #: ``eval_epoch``): a training loop calls it every so many steps, not as part of the step

@@ -315,6 +315,9 @@ class ProjectFacts:
         * ``("passed", function, name)``: what every call passes, calls of a base class's method that reach this
           override included (``("param", ...)`` leaves them out);
         * ``("steps", callee ref)``: whether the call runs a step function (``STEPS``), whatever file defines it;
+        * ``("anchor", module)``: the dotted name a file named by its bare stem has inside the regular package
+          around its directory (``torchdyn/numerics/solvers/root.py``, in a directory without ``__init__.py``:
+          ``torchdyn.numerics.solvers.root``), which its relative imports start from, else None;
         * ``("key", name)``: the tensor kind of what the project's dicts store under the string key ``name``
           when every store whose kind is known stores a tensor (a collater's ``{"n_answers":
           torch.LongTensor(n)}``), else None: ``samples["n_answers"]`` of a dict of unknown origin is then
@@ -374,6 +377,8 @@ class ProjectFacts:
         if kind == "key":
             stored = self.keys.get(key[1])
             return stored if stored in TENSORISH else None
+        if kind == "anchor":
+            return self.anchor(key[1])
         if kind == "steps":
             return self.steps(key[1])
         if kind == "passed":
@@ -537,6 +542,22 @@ class ProjectFacts:
         if stars is None:
             stars = self._star_modules[module] = [v for k, v in namespace.items() if k[:1] == "*" and v != module]
         return stars
+
+    def anchor(self, module: str) -> str | None:
+        """The longest path alias of ``module`` (``modules.path_aliases``) that lies inside a regular package
+        of the run: a directory without ``__init__.py`` under a package is a namespace portion of it (PEP 420),
+        so ``from ..utils import f`` in ``torchdyn/numerics/solvers/root.py`` names ``torchdyn.numerics.utils``.
+        None when no alias does (a script directory, a file outside every package)."""
+        best = None
+        for alias, target in self._module_aliases().items():
+            if target != module or (best is not None and len(alias) <= len(best)):
+                continue
+            package = alias.rpartition(".")[0]
+            while package and package not in self.namespaces:
+                package = package.rpartition(".")[0]
+            if package:
+                best = alias
+        return best
 
     def _module_aliases(self) -> dict[str, str]:
         """Other names the run's modules may be imported by (``modules.unique_aliases``)."""

@@ -121,6 +121,13 @@ def accumulated_values(stack, name: str) -> tuple[tuple[ast.expr, ...], tuple[as
     return index[2].get(name) if index is not None else None
 
 
+def appended_values(stack, name: str) -> tuple[ast.expr, ...]:
+    """What the innermost function adds to the list ``name``: the argument of ``name.append(v)``, the
+    elements of ``name.extend([...])`` and of ``name += [...]`` displays."""
+    index = _stores_of(stack)
+    return index[3].get(name, ()) if index is not None else ()
+
+
 def host_read_names(stack) -> frozenset[str]:
     """Names on which the innermost function calls ``.item()`` or ``.tolist()`` (``total.item()``)."""
     function = innermost_function(stack)
@@ -147,9 +154,9 @@ def _single_stores_of(stack) -> dict[str, tuple]:
     return index[0] if index is not None else {}
 
 
-def _stores_of(stack) -> tuple[dict, dict, dict] | None:
-    """(single stores, every plain assignment, accumulators) of the innermost function of ``stack``, built in one walk and
-    kept on the function's node; None outside functions."""
+def _stores_of(stack) -> tuple[dict, dict, dict, dict] | None:
+    """(single stores, every plain assignment, accumulators, values added to lists) of the innermost function of
+    ``stack``, built in one walk and kept on the function's node; None outside functions."""
     function = innermost_function(stack)
     if function is None:
         return None
@@ -159,11 +166,12 @@ def _stores_of(stack) -> tuple[dict, dict, dict] | None:
     return index
 
 
-def _stores(function) -> tuple[dict, dict, dict]:
+def _stores(function) -> tuple[dict, dict, dict, dict]:
     counts: dict[str, int] = {}
     single: dict[str, tuple] = {}
     every: dict[str, list] = {}
     augmented: dict[str, list] = {}
+    added: dict[str, list] = {}
     for n in ast.walk(function):
         t = type(n)
         if t is ast.Name and type(n.ctx) is ast.Store:
@@ -172,6 +180,13 @@ def _stores(function) -> tuple[dict, dict, dict]:
             counts[n.arg] = counts.get(n.arg, 0) + 1
         elif t is ast.AugAssign and type(n.target) is ast.Name:
             augmented.setdefault(n.target.id, []).append(n.value)
+            if type(n.op) is ast.Add and type(n.value) in (ast.List, ast.Tuple):
+                added.setdefault(n.target.id, []).extend(n.value.elts)
+        elif t is ast.Call and type(n.func) is ast.Attribute and type(n.func.value) is ast.Name and not n.keywords:
+            if n.func.attr == "append" and len(n.args) == 1:
+                added.setdefault(n.func.value.id, []).append(n.args[0])
+            elif n.func.attr == "extend" and len(n.args) == 1 and type(n.args[0]) in (ast.List, ast.Tuple):
+                added.setdefault(n.func.value.id, []).extend(n.args[0].elts)
         elif t is ast.Assign and len(n.targets) == 1:
             target = n.targets[0]
             if type(target) is ast.Name:
@@ -184,4 +199,5 @@ def _stores(function) -> tuple[dict, dict, dict]:
     return ({name: entry for name, entry in single.items() if counts.get(name) == 1},
             {name: tuple(found) for name, found in every.items() if counts.get(name) == len(found)},
             {name: (tuple(every.get(name, ())), tuple(found)) for name, found in augmented.items()
-             if counts.get(name) == len(found) + len(every.get(name, ()))})
+             if counts.get(name) == len(found) + len(every.get(name, ()))},
+            {name: tuple(found) for name, found in added.items()})

@@ -171,9 +171,9 @@ class Analyzer:
         self._init_of: _ClassInfo | None = None  # the class whose __init__ is being walked
         self._drivers: set[tuple] = set()       # (root, function) already noted: runs a model, moves to host
         self._rebinding = rebinding.Cache()     # what may rebind or reshape, for binding()
-        #: names narrowed to "not a tensor" in the else of an isinstance test: (scope, kind before), so
-        #: that a binding there joins with what the name was, not with the narrowed kind
-        self._negated: dict[str, tuple] = {}
+        #: names narrowed by an isinstance test for a block: (scope, kind, maybe, partial before, negative),
+        #: so that a binding there joins with what the name was, not with the narrowed kind
+        self._narrowed_from: dict[str, tuple] = {}
         # items narrowed by an isinstance test: (name, constant key) -> kind, while the block runs
         self._narrowed_items: dict[tuple, object] = {}
         #: this file's functions that return one of their parameters: qualname -> (params, returned)
@@ -694,8 +694,14 @@ class Analyzer:
         if name not in scope.kinds:
             return scope, _UNBOUND, False, False
         previous = scope.kinds[name]
-        if self._negated and name in self._negated and self._negated[name][0] is scope:
-            previous = self._negated[name][1]  # what it was before `else:` of an isinstance test
+        narrowed = self._narrowed_from.get(name) if self._narrowed_from else None
+        if narrowed is not None and narrowed[0] is scope:
+            if narrowed[4]:
+                previous = narrowed[1]  # what it was before `else:` of an isinstance test
+            else:
+                # `if isinstance(done, Tensor): done = done.item()`: the path that skips the body never
+                # held the tensor the test narrowed to, it holds what the name held before the test
+                return narrowed[:4]
         return scope, previous, name in scope.maybe, name in scope.partial
 
     def _flow_block(self, owner: ast.AST, field: str, statements, ends: dict | None = None) -> list[str]:
@@ -1563,7 +1569,12 @@ class Analyzer:
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module
         if node.level:
-            module = resolve_relative(self.module, self.is_package, node.level, node.module)
+            base = self.module
+            if base and "." not in base and not self.is_package:
+                # a file in a directory without __init__.py inside a package: its imports climb from its
+                # place in that package (PEP 420 namespace portion), not from its bare stem
+                base = self.ask(("anchor", base)) or base
+            module = resolve_relative(base, self.is_package, node.level, node.module)
             if module is None:
                 # climbs above the run's top package (f5-tts' TensorRT patch, copied into another package):
                 # the names are that package's, unknown here; bound all the same, so that none reads as the
@@ -3352,12 +3363,13 @@ class _Narrowing:
 
     def __enter__(self):
         scope = self.walker.scope
-        negated = self.walker._negated
+        narrowed_from = self.walker._narrowed_from
         for name in self.names:
-            self.saved.append((name, name in scope.kinds, scope.kinds.get(name), name in scope.maybe,
-                               name in scope.partial, scope.bound_at.get(name), negated.get(name)))
-            if self.negative:
-                negated[name] = (scope, scope.kinds.get(name))
+            had, maybe, partial = name in scope.kinds, name in scope.maybe, name in scope.partial
+            self.saved.append((name, had, scope.kinds.get(name), maybe, partial, scope.bound_at.get(name),
+                               narrowed_from.get(name)))
+            narrowed_from[name] = (scope, scope.kinds.get(name) if had or self.negative else _UNBOUND, maybe, partial,
+                                   self.negative)
             scope.kinds[name] = self.kind
             (scope.maybe.add if self.negative else scope.maybe.discard)(name)
             scope.partial.discard(name)
@@ -3384,13 +3396,12 @@ class _Narrowing:
 
     def __exit__(self, *exc):
         scope = self.walker.scope
-        negated = self.walker._negated
+        narrowed_from = self.walker._narrowed_from
         for name, had, kind, maybe, partial, stamp, outer in self.saved:
-            if self.negative:
-                if outer is None:
-                    negated.pop(name, None)
-                else:
-                    negated[name] = outer
+            if outer is None:
+                narrowed_from.pop(name, None)
+            else:
+                narrowed_from[name] = outer
             if scope.bound_at.get(name) != stamp:
                 continue  # rebound in the block: its own binding stands
             if had:

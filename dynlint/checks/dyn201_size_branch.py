@@ -152,8 +152,8 @@ def _negative_int(node: ast.expr) -> bool:
 
 
 def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
-    """``x.size(k)``, ``x.size()[k]``, ``x.shape[k]``, ``x.numel()``, ``len(x)``, or a name bound to
-    one (``n_channels = x.shape[1]``: the same size)."""
+    """``x.size(k)``, ``x.size()[k]``, ``x.shape[k]``, ``x.numel()``, ``len(x)``, ``int()``/``float()`` of one,
+    or a name bound to one (``n_channels = x.shape[1]``: the same size)."""
     if isinstance(node, ast.Name):
         if not follow:
             return False
@@ -172,6 +172,9 @@ def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
         func = node.func
         if isinstance(func, ast.Attribute):
             return (func.attr == "size" and len(node.args) == 1) or (func.attr in ("numel", "nelement") and not node.args)
+        if isinstance(func, ast.Name) and func.id in ("int", "float") and len(node.args) == 1 and not node.keywords:
+            # `n_labels = float(len(labels))` (imitation's discriminator statistics): the same size, as a number
+            return _direct_size(a, node.args[0], follow)
         return isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1
     return False
 

@@ -6,7 +6,8 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH, TUPLE
-from dynlint.analysis.syntax import accumulated_values, assigned_once_from, assigned_values, host_read_names
+from dynlint.analysis.syntax import (accumulated_values, appended_values, assigned_once_from, assigned_values,
+                                     host_read_names)
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
 
@@ -277,11 +278,26 @@ def check_value_constructor(a, node, qual, method, receiver) -> None:
         return
     data = node.args[0]
     if type(data) is ast.Name:
+        if _accumulates_tensors(a, data.id):
+            a.report(RULE, node, f"`{qual}(...)` of a list of tensors reads each one on the host (a sync in eager "
+                     "and lazy XLA/HPU mode); use torch.stack / torch.cat of the tensors")
+            return
         bound = a.bound_value(data.id)
         data = bound if type(bound) in (ast.List, ast.Tuple, ast.ListComp) else data
     if _tensor_elements(a, data):
         a.report(RULE, node, f"`{qual}(...)` of tensor elements reads each one on the host (a sync in eager and "
                  "lazy XLA/HPU mode); use torch.stack / torch.cat of the tensors")
+
+
+def _accumulates_tensors(a, name: str) -> bool:
+    """``basis = [1]``, then ``basis += [basis[-1] * s2 - basis[-2]]`` in a loop (torchdyn's Chebyshev basis),
+    ``norms = []; norms.append(p.grad.norm())``: a list, every plain binding of it a list display, that the
+    function extends with tensors computed right there."""
+    accumulated = accumulated_values(a.stack, name)
+    plain = accumulated[0] if accumulated is not None else assigned_values(a.stack, name)
+    if not plain or any(type(value) is not ast.List for value in plain):
+        return False
+    return any(_computed_tensor(a, value) for value in appended_values(a.stack, name))
 
 
 def _tensor_elements(a, data: ast.expr) -> bool:
