@@ -468,6 +468,8 @@ CPU_FACTORY_FUNCTIONS = frozenset(
 )
 CPU_FROM_DATA_FUNCTIONS = frozenset(
     "torch." + n for n in "tensor as_tensor Tensor LongTensor FloatTensor IntTensor BoolTensor".split())
+#: methods that read a tensor's (or a numpy array's) values into Python numbers or lists
+VALUE_READING_METHODS = frozenset({"item", "tolist"})
 #: tensor methods whose result may leave the receiver's device
 DEVICE_MOVING_METHODS = frozenset({"to", "cuda", "type", "xpu", "mps", "pin_memory", "copy_"})
 

@@ -137,7 +137,7 @@ def host_read_names(stack) -> frozenset[str]:
     if found is None:
         found = function._dynlint_host_reads = frozenset(
             n.func.value.id for n in ast.walk(function)
-            if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("item", "tolist")
+            if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ops.VALUE_READING_METHODS
             and type(n.func.value) is ast.Name and not n.args)
     return found
 

@@ -1267,7 +1267,7 @@ class Analyzer:
                     self._maybe_calls.add(id(node))
                 return _tensor_method_kind(receiver, method, node, self._asks_for_bool(node))
             if receiver == NDARRAY:
-                return PY if method in ("item", "tolist") else NDARRAY
+                return PY if method in ops.VALUE_READING_METHODS else NDARRAY
             if receiver == DISTRIBUTION:
                 return TENSOR if method in ops.DISTRIBUTION_TENSOR_METHODS else None
             if type(func.value) is ast.Name and func.value.id == "self" and self.classes and self._self_is_instance():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from dynlint.analysis.syntax import last_name
+
 
 def maybe_numpy(a, value: ast.expr) -> bool:
     """The code itself says the value may be something else than a tensor: its name is used the way only
@@ -31,5 +33,4 @@ def _asks_for_an_array(a, node: ast.AST, name: str) -> bool:
     the value is (a tensor found this way is narrowed to one before the rule sees it)."""
     if type(node) is not ast.Call or not node.args or type(node.args[0]) is not ast.Name or node.args[0].id != name:
         return False
-    func = node.func
-    return (func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else "") in _TYPE_QUESTIONS
+    return last_name(node.func) in _TYPE_QUESTIONS

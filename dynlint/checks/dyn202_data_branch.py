@@ -9,6 +9,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import SEQ, TENSORISH, TUPLE
+from dynlint.analysis.syntax import last_name
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
 
@@ -72,7 +73,7 @@ def _mask_named_any(a, test: ast.expr) -> bool:
             or test.func.attr not in ("any", "all"):
         return False
     value = test.func.value
-    name = value.id if type(value) is ast.Name else value.attr if type(value) is ast.Attribute else None
+    name = last_name(value)
     return name is not None and a.kind(value) is None and ops.named_as_mask(name)
 
 

@@ -338,7 +338,7 @@ def _unknown_receiver(node: ast.Call) -> bool:
     ``(rand_mask_prob * seq_len).item()``): elsewhere than a model's own methods
     (a trainer's helper, a loss function) it counts only where the call graph puts it in the compiled or
     the training step (``step_only``)."""
-    return node.func.attr in ("item", "tolist") and \
+    return node.func.attr in ops.VALUE_READING_METHODS and \
         type(node.func.value) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.BinOp)
 
 
