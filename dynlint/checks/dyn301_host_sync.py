@@ -262,10 +262,15 @@ def check_list_method(a, node, qual, method, receiver) -> None:
 
 @RULE.on_call(functions=ops.LEGACY_TENSOR_CONSTRUCTORS)
 def check_legacy_constructor(a, node, qual, method, receiver) -> None:
-    """``torch.Tensor([[out[0], out[1]]])``: each 0-d tensor element is read on the host."""
-    if len(node.args) != 1 or a.is_silenced(node) or not isinstance(node.args[0], (ast.List, ast.Tuple)):
+    """``torch.Tensor([[out[0], out[1]]])``, or a list extended with tensors (neuraloperator's
+    ``strength_vector.append(torch.norm(...))``, then ``torch.Tensor(strength_vector)``): each 0-d tensor element
+    is read on the host."""
+    if len(node.args) != 1 or a.is_silenced(node):
         return
-    if any(a.value_kind(element) in TENSORISH for element in _display_leaves(node.args[0])):
+    data = node.args[0]
+    if (type(data) is ast.Name and _accumulates_tensors(a, data.id)) or (
+            isinstance(data, (ast.List, ast.Tuple))
+            and any(a.value_kind(element) in TENSORISH for element in _display_leaves(data))):
         a.report(RULE, node, f"`{qual}([...])` of tensor elements reads each one on the host (a sync), and "
                  "fails under torch.compile (measured); use torch.stack / torch.cat of the tensors")
 
@@ -292,12 +297,14 @@ def check_value_constructor(a, node, qual, method, receiver) -> None:
 def _accumulates_tensors(a, name: str) -> bool:
     """``basis = [1]``, then ``basis += [basis[-1] * s2 - basis[-2]]`` in a loop (torchdyn's Chebyshev basis),
     ``norms = []; norms.append(p.grad.norm())``: a list, every plain binding of it a list display, that the
-    function extends with tensors computed right there."""
+    function extends with tensors computed right there, or with names proven to hold tensors."""
     accumulated = accumulated_values(a.stack, name)
     plain = accumulated[0] if accumulated is not None else assigned_values(a.stack, name)
     if not plain or any(type(value) is not ast.List for value in plain):
         return False
-    return any(_computed_tensor(a, value) for value in appended_values(a.stack, name))
+    return any(_computed_tensor(a, value) or (type(value) is ast.Name and a.value_kind(value) in TENSORISH
+                                              and not a.uncertain(value))
+               for value in appended_values(a.stack, name))
 
 
 def _tensor_elements(a, data: ast.expr) -> bool:
