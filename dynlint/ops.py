@@ -663,9 +663,11 @@ SYMBOLIC_SIZE_GUARDS = frozenset(f"torch.fx.experimental.symbolic_shapes.{name}"
 #: ``_check_is_flatten``)
 SHAPE_NAME_WORDS = frozenset({"shape", "shapes", "size", "sizes"})
 
-#: tensor-only methods that take no positional argument (casts): ``env.bool("TYPECHECK", False)``
-#: (environs) or ``config.int("n", 3)`` called with one is no tensor cast
-NO_ARGUMENT_TENSOR_METHODS = frozenset("long int bool short byte char detach".split())
+#: tensor-only methods that take no positional argument (casts, elementwise math): ``env.bool("TYPECHECK", False)``
+#: (environs) or ``config.int("n", 3)`` called with one is no tensor cast, and ``logger.log({...})`` (torchdyn's
+#: root finder's logger) no logarithm
+NO_ARGUMENT_TENSOR_METHODS = frozenset("long int bool short byte char detach log log_ log1p exp exp_ sqrt sqrt_ rsqrt "
+                                       "sigmoid sigmoid_ tanh tanh_ relu relu_ isnan isinf isfinite logical_not".split())
 
 #: methods tensors share with dicts (sparse ``t.values()``): on a value only maybe a tensor, the
 #: result is only maybe one too
