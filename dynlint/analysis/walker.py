@@ -590,8 +590,9 @@ class Analyzer:
                 maybe = value is not None and self.uncertain(value)
             if kind is None and name in self._scope_evidence():
                 # used as a tensor (x.detach(), torch.sigmoid(x), ...); a comprehension's variable only
-                # maybe: its name (x, t, i) is often another value's elsewhere in the function
-                kind, maybe = TENSOR, self._comprehension_target
+                # maybe: its name (x, t, i) is often another value's elsewhere in the function; a tensor made by
+                # comparing is a mask (easyocr's `pos_index = (gt == 1) * (m == 1)`, then `pred[pos_index]`)
+                kind, maybe = MASK if _compares(value) else TENSOR, self._comprehension_target
             elif maybe and kind in TENSORISH and type(value) in (ast.Subscript, ast.Attribute) \
                     and id(value) in self._maybe_calls and name in self._scope_evidence():
                 # `exp_avg_sq = state["exp_avg_sq"]` (maybe what the project stores under the key) used as a
@@ -1045,7 +1046,9 @@ class Analyzer:
                     return found
             return None
         if t is ast.BinOp:
-            return _combine_binop(self.kind(node.left), self.kind(node.right), node.op)
+            kind = _combine_binop(self.kind(node.left), self.kind(node.right), node.op)
+            # `(gt == 1) * (m == 1)` with one side a mask, the other of unknown kind: booleans too
+            return MASK if kind == TENSOR and _compares(node) else kind
         if t is ast.UnaryOp:
             operand = self.kind(node.operand)
             if isinstance(node.op, ast.Not):
@@ -3298,6 +3301,20 @@ _NOT_SHAPED = object()  # _shape_dtype_kind: not a shape-and-dtype annotation
 _UNRESOLVED_MODULE = "<outside the run>"  # what a relative import above the run's top package names
 _MAYBE_TENSOR = "maybe_tensor"  # what a union with a tensor side annotates (see _annotation_kind)
 _MAYBE_ANNOTATIONS = frozenset({_MAYBE_TENSOR})
+
+
+def _compares(value: ast.expr | None) -> bool:
+    """An elementwise comparison (``gt == 1``), or ``&``/``|``/``^``/``*``/``~`` of such: a boolean tensor when
+    it is a tensor."""
+    t = type(value)
+    if t is ast.Compare:
+        return len(value.ops) == 1 and isinstance(value.ops[0], (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE))
+    if t is ast.BinOp:
+        return isinstance(value.op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.Mult)) and _compares(value.left) \
+            and _compares(value.right)
+    if t is ast.UnaryOp:
+        return isinstance(value.op, ast.Invert) and _compares(value.operand)
+    return False
 
 
 def _names_an_accelerator(value: ast.expr) -> bool:
