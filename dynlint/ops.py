@@ -892,10 +892,12 @@ INPLACE_SHAPE_ATTRIBUTES = frozenset({"data"})
 #: turned into a Python number are data-dependent operators (measured: np.random.rand(1).item(),
 #: np.random.choice, float(np.zeros(3).sum()) each break the graph)
 NUMPY_RANDOM_PREFIX = "numpy.random."
-#: libraries built on numpy, whose functions take and return arrays, never tensors: what they return is a
-#: numpy array (or a Python value), whatever tensor-like methods the code calls on it (f5-tts' silence slicer:
-#: `rms_list = librosa.feature.rms(...).squeeze(0)`, then `.argmin()` indices compared with builtin max/min)
-NUMPY_LIBRARY_ROOTS = frozenset({"librosa", "scipy", "sklearn", "skimage", "cv2"})
+#: libraries built on numpy, whose functions take and return arrays, never tensors: what such a function (its
+#: name lowercase: not a class, `cv2.VideoCapture(...)`) returns is a numpy array (or a Python value), whatever
+#: tensor-like methods the code calls on it (f5-tts' silence slicer: `rms_list = librosa.feature.rms(...).squeeze(0)`,
+#: then `.argmin()` indices compared with builtin max/min).  Not sklearn: `clone(self)` gives back an estimator
+#: of the project (tabpfn's `worker = clone(self)`, whose methods the call graph follows)
+NUMPY_LIBRARY_ROOTS = frozenset({"librosa", "scipy", "skimage", "cv2"})
 
 #: names of values that hold a model (``model(x)``, ``self.unet(...)``, ``net.forward(x)``): code calling
 #: them from outside a forward drives the model (a pipeline, a predictor, an evaluation loop)

@@ -1398,7 +1398,7 @@ class Analyzer:
         if qual in _BUILTIN_NAMES:
             return self._infer_builtin(qual, node)
         root = qual.split(".", 1)[0]
-        if root == "numpy" or root in ops.NUMPY_LIBRARY_ROOTS:
+        if root == "numpy" or (root in ops.NUMPY_LIBRARY_ROOTS and qual.rpartition(".")[2][:1].islower()):
             return NDARRAY
         if qual in ops.MATH_SCALAR_FUNCTIONS:
             # math.cos(t): a Python number, read from the tensor's value (like float(t)), or from a size
