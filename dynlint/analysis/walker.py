@@ -1398,7 +1398,8 @@ class Analyzer:
         if qual in _BUILTIN_NAMES:
             return self._infer_builtin(qual, node)
         root = qual.split(".", 1)[0]
-        if root == "numpy" or (root in ops.NUMPY_LIBRARY_ROOTS and qual.rpartition(".")[2][:1].islower()):
+        namespace, _, last = qual.rpartition(".")
+        if root == "numpy" or (root in ops.NUMPY_LIBRARY_ROOTS and last[:1].islower()):
             return NDARRAY
         if qual in ops.MATH_SCALAR_FUNCTIONS:
             # math.cos(t): a Python number, read from the tensor's value (like float(t)), or from a size
@@ -1435,7 +1436,6 @@ class Analyzer:
             return DATA
         if qual in ops.NON_TENSOR_TORCH or qual.startswith(ops.NON_TENSOR_TORCH_PREFIXES):
             return PY
-        namespace, _, last = qual.rpartition(".")
         if last.startswith(("is_", "are_")):
             return PY  # torch.is_autocast_cache_enabled(), torch.is_same_size(a, b): Python bools
         if namespace == "torch" and last.startswith(ops.NON_TENSOR_TORCH_NAME_PREFIXES):
