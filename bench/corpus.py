@@ -427,13 +427,25 @@ PACKAGES: tuple[Package, ...] = (
     # added on 2026-11-28 (nineteenth session, at its start, while the thirty-third set was being measured),
     # before dynlint was ever run on them: a thirty-fourth held-out set (hazards picked by readers who never ran dynlint);
     # schedulefree 1.4.1 was set aside (no pool file), and picks in open-clip-torch and lightning-bolts dropped (already dev)
-    Package("timesfm", "3.0.2", "held-out", "TimesFM time-series foundation model: patched decoder transformer, quantile heads, covariates, forecasting"),
-    Package("pytorch-optimizer", "4.1.0", "held-out", "optimizer zoo: adaptive optimizers, schedulers, gradient centralization, loss functions, SAM variants"),
-    Package("bitsandbytes", "0.50.2", "held-out", "k-bit quantization: 8-bit/4-bit linear layers, quantized optimizers, blockwise quantization functions"),
-    Package("dgllife", "0.3.2", "held-out", "graph neural networks for chemistry: molecular property models, readouts, generative models, featurizers"),
-    Package("torchmultimodal-nightly", "2024.4.1", "held-out", "TorchMultimodal: FLAVA, ALBEF, CLIP, VQ-VAE, diffusion building blocks, multimodal losses and encoders"),
-    Package("laplace-torch", "0.3", "held-out", "Laplace approximations: last-layer/subnetwork Laplace, Hessian backends, marginal likelihood, predictive"),
-    Package("torchgan", "0.1.0", "held-out", "GAN framework: DCGAN/CGAN/InfoGAN models, adversarial losses, penalties, trainer, metrics"),
+    # measured once, held out, at b5497ee (recall and a judged sample); moved to dev on 2026-11-28 (twentieth
+    # session, at its start), when a thirty-fifth set was added: changes were then made because of it
+    Package("timesfm", "3.0.2", "dev", "TimesFM time-series foundation model: patched decoder transformer, quantile heads, covariates, forecasting"),
+    Package("pytorch-optimizer", "4.1.0", "dev", "optimizer zoo: adaptive optimizers, schedulers, gradient centralization, loss functions, SAM variants"),
+    Package("bitsandbytes", "0.50.2", "dev", "k-bit quantization: 8-bit/4-bit linear layers, quantized optimizers, blockwise quantization functions"),
+    Package("dgllife", "0.3.2", "dev", "graph neural networks for chemistry: molecular property models, readouts, generative models, featurizers"),
+    Package("torchmultimodal-nightly", "2024.4.1", "dev", "TorchMultimodal: FLAVA, ALBEF, CLIP, VQ-VAE, diffusion building blocks, multimodal losses and encoders"),
+    Package("laplace-torch", "0.3", "dev", "Laplace approximations: last-layer/subnetwork Laplace, Hessian backends, marginal likelihood, predictive"),
+    Package("torchgan", "0.1.0", "dev", "GAN framework: DCGAN/CGAN/InfoGAN models, adversarial losses, penalties, trainer, metrics"),
+    # added on 2026-11-28 (twentieth session, at its start, while the thirty-fourth set was being measured),
+    # before dynlint was ever run on them: a thirty-fifth held-out set (hazards picked by readers who never ran dynlint)
+    Package("solo-learn", "1.0.2", "held-out", "self-supervised learning: BYOL, SimCLR, DINO, VICReg, SwAV methods, momentum encoders, queues, Lightning training"),
+    Package("vissl", "0.1.6", "held-out", "self-supervised vision: SwAV, MoCo, DeepCluster, SimCLR heads and losses, trainer loops, hooks, data transforms"),
+    Package("lightning-uq-box", "0.2.0", "held-out", "uncertainty quantification: deep ensembles, MC dropout, SWAG, Laplace, conformal prediction, Lightning modules"),
+    Package("torchode", "1.0.1", "held-out", "parallel ODE solvers: Runge-Kutta steppers, adaptive step-size controllers, per-sample status, interpolation"),
+    Package("alphafold2-pytorch", "0.4.32", "held-out", "AlphaFold2 reimplementation: evoformer, MSA and pair attention, structure module, MLM, distogram heads"),
+    Package("routing-transformer", "1.6.1", "held-out", "routing transformer: k-means routed sparse attention, local attention, reversible layers, encoder-decoder"),
+    Package("escnn", "1.0.11", "held-out", "equivariant CNNs: steerable kernels, group representations, field types, equivariant layers and nonlinearities"),
+    Package("performer-pytorch", "1.1.4", "held-out", "Performer: FAVOR+ random-feature attention, redrawn projections, causal linear attention, language model"),
 )
 
 GROUPS = ("dev", "held-out")
