@@ -100,6 +100,18 @@ THIRD_PARTY_GRAPH = frozenset(
     for name in _pyg_spellings(module, function)
 )
 DYNAMIC_FUNCTIONS.update({name: ("DYN105", _PYG_ADVICE) for name in THIRD_PARTY_GRAPH})
+#: DGL's graph traversals (``dgl.traversal``, re-exported as ``dgl.*``; read in dgl 2.1.0's source): a C call on
+#: the graph's host index returns every visited node or edge and the frontier sizes, then ``F.split`` cuts them
+#: into one tensor per frontier: how many frontiers, and how long each, comes from the graph's structure
+#: (dgllife's junction-tree VAE walks each batch's trees with them in its forward)
+_DGL_TRAVERSAL_ADVICE = ("traverse the graphs outside the compiled region (in the dataset or collate function) "
+                         "and pass the frontiers in")
+THIRD_PARTY_TRAVERSAL = frozenset(
+    f"dgl.{module}{function}"
+    for function in ("bfs_nodes_generator", "bfs_edges_generator", "topological_nodes_generator",
+                     "dfs_edges_generator", "dfs_labeled_edges_generator")
+    for module in ("", "traversal."))
+DYNAMIC_FUNCTIONS.update({name: ("DYN105", _DGL_TRAVERSAL_ADVICE) for name in THIRD_PARTY_TRAVERSAL})
 #: PyTorch Geometric utilities that read ``int(index.max()) + 1`` (``maybe_num_nodes``) or the largest batch
 #: only when a size is not given: qualified name -> the arguments (keyword, position) that, all given, make the
 #: output static (measured as above: ``degree(index)`` breaks, ``degree(index, n)`` compiles into one graph)
@@ -237,6 +249,10 @@ NON_TENSOR_TORCH_PREFIXES = (
     "torch.overrides.", "torch.package.", "torch.serialization.", "torch.random.", "torch.types.",
     "torch.ops.load_library",
 )
+#: torch namespaces whose functions take a function (or a module: ``functional_call``) first, not a tensor: no
+#: evidence about the name passed (laplace's ``torch.func.jacrev(model_fn, has_aux=True)``); what they return
+#: is left as for the rest of torch
+FUNCTION_FIRST_TORCH_PREFIXES = ("torch.func.",)
 NON_TENSOR_TORCH = frozenset(
     "torch." + n
     for n in (
@@ -326,6 +342,13 @@ STEP_REGISTRIES = frozenset({
 #: tracklet interpolation, camera motion compensation), which a tracker runs at inference, after the model
 TRACKING_MODULE_PART = "tracking"
 HOST_CALLBACK_KEYWORDS = frozenset({"collate_fn", "worker_init_fn"})
+#: module methods registering a hook run when a state dict is saved or loaded (bitsandbytes'
+#: ``self._register_load_state_dict_pre_hook(maybe_rearrange_weight)``): the function given first runs on the host,
+#: at checkpoint time
+STATE_DICT_HOOK_REGISTRARS = frozenset({
+    "register_load_state_dict_pre_hook", "_register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
+    "register_state_dict_pre_hook", "_register_state_dict_hook", "register_state_dict_post_hook",
+})
 
 #: calls (torch functions and tensor methods, by their last name) whose result is an integer index tensor,
 #: never a boolean mask: a name its author called ``valid``/``keep`` but bound to one of these gathers

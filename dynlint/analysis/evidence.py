@@ -36,7 +36,9 @@ _INDEXED_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*({_
 _KEYED_CALL_RE = re.compile(_NOT_AFTER + rf"{_NAME}(?:\.{_NAME})*\s*\(\s*{_NAME}\s*\[\s*(?:'[^'\n]*'|\"[^\"\n]*\"|"
                             rf"{_NAME}(?:\.{_NAME})*)\s*\]"
                             rf"(?:\s*\.\s*(?:float|long|int|bool|half|double)\s*\(\s*\))?\s*[,)]")
-_COMMENT_RE = re.compile(r"#[^\n'\"]*$", re.M)
+# a comment: a whole line of one (whatever it holds: `# custom's kernel (~N=4096)`), or the end of a line
+# when no quote follows the `#` (a `#` inside a string is left alone)
+_COMMENT_RE = re.compile(r"^[ \t]*#.*$|#[^\n'\"]*$", re.M)
 # torch.cat([a, b]) / torch.stack((a, b), dim=0): the elements
 _SEQUENCE_CALL_RE = re.compile(_NOT_AFTER + rf"({_NAME}(?:\.{_NAME})*)\s*\(\s*[\[(]([^\[\]()]*)[\])]")
 _TORCH_FUNCTION_NAMESPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
@@ -57,6 +59,7 @@ def mask_names(text: str, aliases: dict[str, str], is_local: Callable[[str], boo
     ``masked_fill``/``masked_select``, the condition of a three-argument ``torch.where``."""
     if "~" not in text and "mask" not in text and "where" not in text:
         return frozenset()
+    text = _COMMENT_RE.sub("", text) if "#" in text else text
     found = set(_INVERT_RE.findall(text))
     found.update(_MASK_ARGUMENT_RE.findall(text))
     for callee, condition in _WHERE_RE.findall(text):
@@ -160,15 +163,18 @@ def tensor_names(text: str, aliases: dict[str, str], is_local: Callable[[str], b
                 found.add(second)
     if found and "=" in text:
         # `bound = torch.Tensor([bound])`: the name is made a tensor from its own value here, so what the text
-        # does with it as a tensor is done to the new binding (nflows' get_temperature(max_value, bound=1 - 1e-3))
+        # does with it as a tensor is done to the new binding (nflows' get_temperature(max_value, bound=1 - 1e-3));
+        # so is a list joined into one (laplace's `Js = torch.cat(Js, dim=-1)`, then `Js.detach()`)
         for name, callee in _CONVERTED_RE.findall(text):
-            if name in found and _qualify(callee, aliases, is_local) in ops.SELF_CONVERTING_CONSTRUCTORS:
+            qual = _qualify(callee, aliases, is_local)
+            if name in found and (qual in ops.SELF_CONVERTING_CONSTRUCTORS or qual in ops.TENSOR_SEQUENCE_FUNCTIONS):
                 found.discard(name)
     # `torch.sigmoid(...)` is a module's function, not a method of a name called torch
     return frozenset(n for n in found if n not in _NOT_NAMES and (n not in aliases or is_local(n)))
 
 
-# `x = torch.tensor(x, ...)`, `bound = torch.Tensor([bound])`: a name converted to a tensor from itself
+# `x = torch.tensor(x, ...)`, `bound = torch.Tensor([bound])`, `js = torch.cat(js)`: a name converted to a tensor
+# from itself
 _CONVERTED_RE = re.compile(rf"^[ \t]*({_NAME})[ \t]*=[ \t]*({_NAME}(?:\.{_NAME})*)[ \t]*\([ \t]*\[?[ \t]*\1\b(?![ \t]*[.\[(])",
                            re.M)
 
@@ -212,7 +218,7 @@ def _takes_tensor_first(qual: str) -> bool:
     if not qual.startswith(_TORCH_FUNCTION_NAMESPACES) or "._" in qual:
         return False
     if qual in ops.NOT_TENSOR_FIRST_FUNCTIONS or qual in ops.NON_TENSOR_TORCH \
-            or qual.startswith(ops.NON_TENSOR_TORCH_PREFIXES):
+            or qual.startswith(ops.NON_TENSOR_TORCH_PREFIXES) or qual.startswith(ops.FUNCTION_FIRST_TORCH_PREFIXES):
         return False
     if qual.startswith("torch.nn.") and not qual.startswith("torch.nn.functional."):
         return False
@@ -253,6 +259,11 @@ def documented_types(docstring: str) -> dict[str, str]:
     return found
 
 
-#: a whole documented type that is one plain Python scalar: ``int``, ``float``, ``bool``, ``str``, ``[int]``
-_SCALAR_TYPE_RE = re.compile(r"\[?(?:int|float|bool|str|integer|number)\]?")
-_SCALAR_TYPE_HINT_RE = re.compile(r"\((?:int|float|bool|str)\b|:\s*(?:int|float|bool|str)\s*$", re.M)
+#: a whole documented type that is one plain Python scalar: ``int``, ``float``, ``bool``, ``str``, ``[int]``,
+#: or a list or tuple of them (``list of int``, dgllife's ``batch_num_candidate_products : list of int``;
+#: ``list[int]``, ``tuple of ints``)
+_SCALAR_TYPE_RE = re.compile(r"\[?(?:int|float|bool|str|integer|number)\]?"
+                             r"|(?:list|tuple|List|Tuple) of (?:int|float|bool|str|integer)s?"
+                             r"|(?:list|tuple|List|Tuple)\[(?:int|float|bool|str)(?:, ?\.\.\.)?\]")
+_SCALAR_TYPE_HINT_RE = re.compile(r"\((?:int|float|bool|str)\b|:\s*(?:int|float|bool|str)\s*$"
+                                  r"|(?:list|tuple|List|Tuple)(?: of |\[)(?:int|float|bool|str)", re.M)

@@ -107,8 +107,9 @@ def assigned_once_from(stack, name: str) -> ast.expr | None:
 
 def assigned_values(stack, name: str) -> tuple[ast.expr, ...] | None:
     """The values of every binding of ``name`` in the innermost function when each is a plain
-    ``name = value`` (``sigmas = self.schedule(n)``, then ``sigmas = repeat(sigmas, ...)``); None when
-    some binding is anything else (a parameter, a loop variable, an unpacking, ``+=``)."""
+    ``name = value`` (``sigmas = self.schedule(n)``, then ``sigmas = repeat(sigmas, ...)``), or its element
+    of a display unpacked (``hiddens, targets = [], []``); None when some binding is anything else (a
+    parameter, a loop variable, another unpacking, ``+=``)."""
     index = _stores_of(stack)
     return index[1].get(name) if index is not None else None
 
@@ -123,7 +124,8 @@ def accumulated_values(stack, name: str) -> tuple[tuple[ast.expr, ...], tuple[as
 
 def appended_values(stack, name: str) -> tuple[ast.expr, ...]:
     """What the innermost function adds to the list ``name``: the argument of ``name.append(v)``, the
-    elements of ``name.extend([...])`` and of ``name += [...]`` displays."""
+    elements of ``name.extend([...])`` and of ``name += [...]`` displays, and ``*v`` for ``name.extend(v)``
+    of any other iterable (its elements)."""
     index = _stores_of(stack)
     return index[3].get(name, ()) if index is not None else ()
 
@@ -187,15 +189,25 @@ def _stores(function) -> tuple[dict, dict, dict, dict]:
                 added.setdefault(n.func.value.id, []).append(n.args[0])
             elif n.func.attr == "extend" and len(n.args) == 1 and type(n.args[0]) in (ast.List, ast.Tuple):
                 added.setdefault(n.func.value.id, []).extend(n.args[0].elts)
+            elif n.func.attr == "extend" and len(n.args) == 1 and type(n.args[0]) is not ast.Starred:
+                # the elements of some iterable (dgllife's ``stop_targets.extend(stop_target)``, a tensor: its
+                # 0-d elements): written as ``*value``
+                added.setdefault(n.func.value.id, []).append(
+                    ast.copy_location(ast.Starred(n.args[0], ast.Load()), n.args[0]))
         elif t is ast.Assign and len(n.targets) == 1:
             target = n.targets[0]
             if type(target) is ast.Name:
                 single[target.id] = (n.value, n.value)
                 every.setdefault(target.id, []).append(n.value)
             elif type(target) in (ast.Tuple, ast.List):
-                for element in target.elts:
+                # `hiddens, targets = [], []`: each name bound to its own element of a display
+                pairs = type(n.value) in (ast.Tuple, ast.List) and len(n.value.elts) == len(target.elts) \
+                    and not any(type(e) is ast.Starred for e in (*target.elts, *n.value.elts))
+                for position, element in enumerate(target.elts):
                     if type(element) is ast.Name:
                         single[element.id] = (None, n.value)
+                        if pairs:
+                            every.setdefault(element.id, []).append(n.value.elts[position])
     return ({name: entry for name, entry in single.items() if counts.get(name) == 1},
             {name: tuple(found) for name, found in every.items() if counts.get(name) == len(found)},
             {name: (tuple(every.get(name, ())), tuple(found)) for name, found in augmented.items()

@@ -83,6 +83,9 @@ _SHAPE_FOLLOWING_METHODS = frozenset({
     "view", "reshape", "contiguous", "float", "long", "int", "bool", "half", "double", "to", "clone", "detach",
     "squeeze", "unsqueeze", "flatten", "cpu", "cuda", "sort", "argsort", "type", "abs", "neg", "sigmoid", "exp",
     "log", "softmax", "log_softmax", "masked_fill", "clamp", "sum", "mean", "max", "min", "index_select", "gather",
+    # elementwise, or reordering within the shape (torchmultimodal's DDPM sampler: `self.eval_steps.flip(0)`)
+    "flip", "fliplr", "flipud", "roll", "cumsum", "cumprod", "round", "floor", "ceil", "sqrt", "square", "pow",
+    "reciprocal", "tanh", "relu", "clamp_min", "clamp_max",
 })
 
 

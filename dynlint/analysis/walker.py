@@ -668,7 +668,8 @@ class Analyzer:
                 for item, part in zip(items, value.elts):  # a, b = (torch.stack(p), q)
                     self.bind(item, self.kind(part), part if not isinstance(part, ast.Starred) else None)
                 return
-            maybe = value is not None and self.uncertain(value)
+            if maybe is None:  # (`for a, b in rows:` of a maybe-tensor passes it: the rows only maybe hold tensors)
+                maybe = value is not None and self.uncertain(value)
             for item, part in zip(items, parts):
                 if isinstance(item, ast.Starred):
                     self.bind(item.value, None)
@@ -1241,6 +1242,14 @@ class Analyzer:
         return qualname.split(".", 1)[0] in self.project_roots
 
     is_project = _is_project
+
+    def _names_project_class(self, qualname: str) -> bool:
+        """A project class, named through a module (``DecodeCache = util.DecodeCache``, timesfm): a
+        module-level name for it is an alias, so annotations with it name instances of the class."""
+        if not self._is_project(qualname) or not qualname.rpartition(".")[2][:1].isupper():
+            return False
+        answer = self.ask(("call", qualname))
+        return answer is not None and type(answer[0]) is tuple and answer[0][0] == OBJ
 
     def _infer_call(self, node: ast.Call):
         func = node.func
@@ -2138,7 +2147,7 @@ class Analyzer:
             return False
         if type(value) in (ast.Name, ast.Attribute):
             qual = self.qualname(value)
-            if qual is not None and (declared or qual in ops.TENSOR_ANNOTATIONS):
+            if qual is not None and (declared or qual in ops.TENSOR_ANNOTATIONS or self._names_project_class(qual)):
                 self._set_alias(target.id, qual)
                 return True
             return False
@@ -2847,6 +2856,8 @@ class Analyzer:
             self._note_element(func.value.id, node.args[-1])
         if type(func) is ast.Attribute and func.attr == "save_for_backward" and self.classes:
             self._note_saved(node)
+        if type(func) is ast.Attribute and func.attr in ops.STATE_DICT_HOOK_REGISTRARS and node.args:
+            self._note_callback(node.args[0], ROOT_HOST)  # runs when a checkpoint is saved or loaded
         self.visit(node.func)
         if self.context is None and self._passes_callables(node):
             made = self.kind(node)

@@ -296,15 +296,28 @@ def check_value_constructor(a, node, qual, method, receiver) -> None:
 
 def _accumulates_tensors(a, name: str) -> bool:
     """``basis = [1]``, then ``basis += [basis[-1] * s2 - basis[-2]]`` in a loop (torchdyn's Chebyshev basis),
-    ``norms = []; norms.append(p.grad.norm())``: a list, every plain binding of it a list display, that the
-    function extends with tensors computed right there, or with names proven to hold tensors."""
+    ``norms = []; norms.append(p.grad.norm())``, ``targets.extend(target)`` of a tensor (dgllife's stop targets):
+    a list, every plain binding of it a list display, that the function extends with tensors computed right
+    there, or with names proven to hold tensors, or with the elements of such a tensor."""
     accumulated = accumulated_values(a.stack, name)
     plain = accumulated[0] if accumulated is not None else assigned_values(a.stack, name)
+    if plain:
+        # `stop_targets = torch.Tensor(stop_targets).to(device)`: the statement being checked rebinds the name
+        # (its value reads the list)
+        within = {id(node) for node in a.stack}
+        plain = [value for value in plain if id(value) not in within]
     if not plain or any(type(value) is not ast.List for value in plain):
         return False
-    return any(_computed_tensor(a, value) or (type(value) is ast.Name and a.value_kind(value) in TENSORISH
-                                              and not a.uncertain(value))
-               for value in appended_values(a.stack, name))
+    return any(_adds_tensors(a, value) for value in appended_values(a.stack, name))
+
+
+def _adds_tensors(a, value: ast.expr) -> bool:
+    """An element added to a list is a tensor computed right there or a name proven to hold one; ``*v``
+    (``list.extend(v)``): ``v`` is such a tensor, whose rows (0-d tensors for a vector) are the elements."""
+    if type(value) is ast.Starred:
+        value = value.value
+    return _computed_tensor(a, value) or (type(value) is ast.Name and a.value_kind(value) in TENSORISH
+                                          and not a.uncertain(value))
 
 
 def _tensor_elements(a, data: ast.expr) -> bool:
