@@ -844,11 +844,15 @@ HOST_FUNCTION_PREFIXES = ("plot", "visualize", "visualise", "_plot", "_visualize
 #: words of a function's name (between underscores) that say export, saving or loading code, run once, eagerly
 #: (``cif_v1_export``, ``export_onnx``, ``to_onnx``, schnetpack's ``System.load_molecules``, ``save_imgs``), or
 #: colour maps for images (nerfstudio's ``apply_depth_colormap``), or debugging output (deepspeed's
-#: ``dump_pre_step_gradients``, ``_format_payload_debug``, ``_print_scheduler_debug``): host code unless compiled or
+#: ``dump_pre_step_gradients``, ``_format_payload_debug``, ``_print_scheduler_debug``), or a codec's bitstream coding
+#: (compressai's ``compress``/``decompress``): host code unless compiled or
 #: training code reaches it.  Not ``metrics``: nerfstudio's training step runs its models' ``get_metrics_dict`` (and
 #: losses in it)
 HOST_FUNCTION_WORDS = frozenset({"export", "onnx", "load", "save", "serialize", "deserialize", "colormap", "colormaps",
-                                 "dump", "debug", "print"})  # serialize: kraken's layers' CoreML export
+                                 "dump", "debug", "print",
+                                 # entropy coding of a learned codec to and from a bitstream (compressai's
+                                 # `compress`/`_decompress_ar`): inference on the host, after the model
+                                 "compress", "decompress"})  # serialize: kraken's layers' CoreML export
 #: name endings of classes (not nn.Modules) that run a model for inference: every method is host code
 #: unless compiled or training code reaches it (chronos' ``BaseChronosPipeline``, whisper's
 #: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``),
