@@ -171,6 +171,8 @@ def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute):
+            if func.attr == "numel" and len(node.args) == 1 and a.qualname(func) == "torch.numel":
+                return True  # torch.numel(x)
             return (func.attr == "size" and len(node.args) == 1) or (func.attr in ("numel", "nelement") and not node.args)
         if isinstance(func, ast.Name) and func.id in ("int", "float") and len(node.args) == 1 and not node.keywords:
             # `n_labels = float(len(labels))` (imitation's discriminator statistics): the same size, as a number
