@@ -1243,13 +1243,17 @@ class Analyzer:
 
     is_project = _is_project
 
+    def _instance_kind(self, qualname: str):
+        """The kind of an instance of the project class ``qualname`` (what calling the class gives), or None
+        when the name is no project class."""
+        answer = self.ask(("call", qualname))
+        return answer[0] if answer is not None and type(answer[0]) is tuple and answer[0][0] == OBJ else None
+
     def _names_project_class(self, qualname: str) -> bool:
         """A project class, named through a module (``DecodeCache = util.DecodeCache``, timesfm): a
         module-level name for it is an alias, so annotations with it name instances of the class."""
-        if not self._is_project(qualname) or not qualname.rpartition(".")[2][:1].isupper():
-            return False
-        answer = self.ask(("call", qualname))
-        return answer is not None and type(answer[0]) is tuple and answer[0][0] == OBJ
+        return self._is_project(qualname) and qualname.rpartition(".")[2][:1].isupper() \
+            and self._instance_kind(qualname) is not None
 
     def _infer_call(self, node: ast.Call):
         func = node.func
@@ -2064,10 +2068,7 @@ class Analyzer:
             return MODULE  # `model: torch.nn.Module`
         if container is None and self._is_project(qual):
             # a project class: an instance of it (calling one that is an nn.Module runs its forward)
-            answer = self.ask(("call", qual))
-            if answer is not None and type(answer[0]) is tuple and answer[0][0] == OBJ:
-                return answer[0]
-            return None
+            return self._instance_kind(qual)
         if container is None and qual.startswith("torch.") and not qual.startswith(_TORCH_TENSORISH_NAMESPACES):
             last = qual.rpartition(".")[2]
             if last[:1].isupper() and "Tensor" not in last:
@@ -2139,7 +2140,8 @@ class Analyzer:
 
     def _type_alias(self, target: ast.expr, value: ast.expr, declared: bool) -> bool:
         """A module-level type alias (pykeen's ``FloatTensor: TypeAlias = torch.Tensor``): a name for a
-        tensor type (or, ``declared`` with ``TypeAlias``, any named type) becomes an alias of it, as an
+        tensor type, a project class (timesfm's ``DecodeCache = util.DecodeCache``) or, ``declared`` with
+        ``TypeAlias``, any named type becomes an alias of it, as an
         import is, and other files resolve it through this module; a subscript or union
         (``Tensorish = Union[Tensor, float]``) is kept for this file's annotations.  True when the
         assignment was taken as an alias (nothing else to bind)."""

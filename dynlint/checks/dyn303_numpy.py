@@ -21,7 +21,7 @@ def check_random(a, node, qual, method, receiver) -> None:
              "the tensor's device")
 
 
-@RULE.on_call(methods={"item", "tolist"}, any_receiver=True)
+@RULE.on_call(methods=ops.VALUE_READING_METHODS, any_receiver=True)
 def check_scalar(a, node, qual, method, receiver) -> None:
     if a.kind(node.func.value) == NDARRAY and not node.args and not _from_numbers(a, node.func.value,
                                                                                 unknown_ok=_fixed(a, node.func.value)):
