@@ -437,15 +437,27 @@ PACKAGES: tuple[Package, ...] = (
     Package("laplace-torch", "0.3", "dev", "Laplace approximations: last-layer/subnetwork Laplace, Hessian backends, marginal likelihood, predictive"),
     Package("torchgan", "0.1.0", "dev", "GAN framework: DCGAN/CGAN/InfoGAN models, adversarial losses, penalties, trainer, metrics"),
     # added on 2026-11-28 (twentieth session, at its start, while the thirty-fourth set was being measured),
-    # before dynlint was ever run on them: a thirty-fifth held-out set (hazards picked by readers who never ran dynlint)
-    Package("solo-learn", "1.0.2", "held-out", "self-supervised learning: BYOL, SimCLR, DINO, VICReg, SwAV methods, momentum encoders, queues, Lightning training"),
-    Package("vissl", "0.1.6", "held-out", "self-supervised vision: SwAV, MoCo, DeepCluster, SimCLR heads and losses, trainer loops, hooks, data transforms"),
-    Package("lightning-uq-box", "0.2.0", "held-out", "uncertainty quantification: deep ensembles, MC dropout, SWAG, Laplace, conformal prediction, Lightning modules"),
-    Package("torchode", "1.0.1", "held-out", "parallel ODE solvers: Runge-Kutta steppers, adaptive step-size controllers, per-sample status, interpolation"),
-    Package("alphafold2-pytorch", "0.4.32", "held-out", "AlphaFold2 reimplementation: evoformer, MSA and pair attention, structure module, MLM, distogram heads"),
-    Package("routing-transformer", "1.6.1", "held-out", "routing transformer: k-means routed sparse attention, local attention, reversible layers, encoder-decoder"),
-    Package("escnn", "1.0.11", "held-out", "equivariant CNNs: steerable kernels, group representations, field types, equivariant layers and nonlinearities"),
-    Package("performer-pytorch", "1.1.4", "held-out", "Performer: FAVOR+ random-feature attention, redrawn projections, causal linear attention, language model"),
+    # before dynlint was ever run on them: a thirty-fifth held-out set (hazards picked by readers who never ran dynlint);
+    # measured once at d015c12 at the start of the twenty-first session and moved to dev then
+    Package("solo-learn", "1.0.2", "dev", "self-supervised learning: BYOL, SimCLR, DINO, VICReg, SwAV methods, momentum encoders, queues, Lightning training"),
+    Package("vissl", "0.1.6", "dev", "self-supervised vision: SwAV, MoCo, DeepCluster, SimCLR heads and losses, trainer loops, hooks, data transforms"),
+    Package("lightning-uq-box", "0.2.0", "dev", "uncertainty quantification: deep ensembles, MC dropout, SWAG, Laplace, conformal prediction, Lightning modules"),
+    Package("torchode", "1.0.1", "dev", "parallel ODE solvers: Runge-Kutta steppers, adaptive step-size controllers, per-sample status, interpolation"),
+    Package("alphafold2-pytorch", "0.4.32", "dev", "AlphaFold2 reimplementation: evoformer, MSA and pair attention, structure module, MLM, distogram heads"),
+    Package("routing-transformer", "1.6.1", "dev", "routing transformer: k-means routed sparse attention, local attention, reversible layers, encoder-decoder"),
+    Package("escnn", "1.0.11", "dev", "equivariant CNNs: steerable kernels, group representations, field types, equivariant layers and nonlinearities"),
+    Package("performer-pytorch", "1.1.4", "dev", "Performer: FAVOR+ random-feature attention, redrawn projections, causal linear attention, language model"),
+    # added on 2026-11-28 (twenty-first session, at its start, while the thirty-fifth set was being measured),
+    # before dynlint was ever run on them: a thirty-sixth held-out set (hazards picked by readers who never ran dynlint)
+    Package("ctgan", "0.12.1", "held-out", "tabular GANs: CTGAN and TVAE generators/discriminators, conditional sampling, gradient penalty, training loops"),
+    Package("pfrl", "0.4.0", "held-out", "deep RL agents: DQN family, PPO, SAC, TD3, replay buffers, recurrent policies, action selection"),
+    Package("tortoise-tts", "3.0.0", "held-out", "text-to-speech: autoregressive GPT, CLVP/CVVP, diffusion decoder, vocoder, sampling utilities"),
+    Package("mosaicml", "0.32.1", "held-out", "Composer: training loop, speed-up algorithms (mixup, cutmix, label smoothing...), metrics, callbacks"),
+    Package("torchkbnufft", "1.5.2", "held-out", "non-uniform FFT: Kaiser-Bessel interpolation, sparse matrices, density compensation, Toeplitz NUFFT"),
+    Package("torch-harmonics", "0.9.3", "held-out", "spherical harmonics: SHT, DISCO convolutions, spherical neural operators, quadrature, distributed transforms"),
+    Package("fairscale", "0.4.13", "held-out", "scaling: MoE gating, pipeline parallel, FSDP, activation checkpointing, sharded optimizers"),
+    Package("learn2learn", "0.2.0", "held-out", "meta-learning: MAML, MetaSGD, prototypical nets, task samplers, few-shot benchmarks"),
+    Package("advertorch", "0.2.3", "held-out", "adversarial robustness: PGD/CW/FGSM attacks, iterative projections, defenses, attack bookkeeping"),
 )
 
 GROUPS = ("dev", "held-out")
