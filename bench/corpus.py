@@ -452,7 +452,6 @@ PACKAGES: tuple[Package, ...] = (
     Package("ctgan", "0.12.1", "held-out", "tabular GANs: CTGAN and TVAE generators/discriminators, conditional sampling, gradient penalty, training loops"),
     Package("pfrl", "0.4.0", "held-out", "deep RL agents: DQN family, PPO, SAC, TD3, replay buffers, recurrent policies, action selection"),
     Package("tortoise-tts", "3.0.0", "held-out", "text-to-speech: autoregressive GPT, CLVP/CVVP, diffusion decoder, vocoder, sampling utilities"),
-    Package("mosaicml", "0.32.1", "held-out", "Composer: training loop, speed-up algorithms (mixup, cutmix, label smoothing...), metrics, callbacks"),
     Package("torchkbnufft", "1.5.2", "held-out", "non-uniform FFT: Kaiser-Bessel interpolation, sparse matrices, density compensation, Toeplitz NUFFT"),
     Package("torch-harmonics", "0.9.3", "held-out", "spherical harmonics: SHT, DISCO convolutions, spherical neural operators, quadrature, distributed transforms"),
     Package("fairscale", "0.4.13", "held-out", "scaling: MoE gating, pipeline parallel, FSDP, activation checkpointing, sharded optimizers"),
