@@ -304,6 +304,21 @@ AUTOGRAD_FUNCTION_BASES = frozenset({
 #: attributes holding a sequence of tensors: ``x, w = ctx.saved_tensors`` in a custom backward
 TENSOR_SEQUENCE_ATTRIBUTES = frozenset({"saved_tensors", "saved_variables"})
 
+_NORM_TENSORS = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
+_AFFINE_TENSORS = ("weight", "bias")
+#: parameters and buffers that a torch.nn layer's constructor registers, by the layer class's name: a project
+#: subclass reads them as ``self.<name>`` without ever storing them (``float(self.num_batches_tracked)`` in a
+#: ``_NormBase`` subclass).  Each may be None (``bias=False``, ``track_running_stats=False``): maybe tensors.
+TORCH_LAYER_TENSOR_ATTRIBUTES = {
+    **{name: _NORM_TENSORS for name in (
+        "_NormBase", "_BatchNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm",
+        "_InstanceNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")},
+    **{name: _AFFINE_TENSORS for name in (
+        "Linear", "Bilinear", "_ConvNd", "Conv1d", "Conv2d", "Conv3d", "_ConvTransposeNd", "ConvTranspose1d",
+        "ConvTranspose2d", "ConvTranspose3d", "LayerNorm", "GroupNorm", "RMSNorm")},
+    "Embedding": ("weight",),
+}
+
 #: base classes whose every method runs on the host: __getitem__/__iter__ in data workers, construction and
 #: caching helpers in the data pipeline
 DATASET_BASE_QUALNAMES = frozenset({
@@ -839,6 +854,9 @@ WEIGHT_EDIT_METHODS = frozenset({"switch_to_deploy", "load_state_dict", "_load_f
 FIT_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})
 #: methods that describe an object as text (printing a model, a result): they run on the host
 REPR_METHODS = frozenset({"__repr__", "__str__", "__format__", "extra_repr", "__nice__", "__rich_repr__"})
+#: methods that compare or hash whole objects (``basis == other`` when caching bases, a representation used as
+#: a dict key): they run on the host, at construction, not on a model's data
+IDENTITY_METHODS = frozenset({"__eq__", "__ne__", "__hash__", "__lt__", "__le__", "__gt__", "__ge__"})
 #: functions and methods that plot or visualise (``plot_prediction``, ``visualize_attention``)
 HOST_FUNCTION_PREFIXES = ("plot", "visualize", "visualise", "_plot", "_visualize", "_visualise")
 #: words of a function's name (between underscores) that say export, saving or loading code, run once, eagerly

@@ -709,6 +709,12 @@ class ProjectFacts:
         return sorted({base for owner in self.mro(class_id) for base in self.classes[owner][0]
                        if self.resolve(base) is None})
 
+    def is_tensor_type(self, class_id: str) -> bool:
+        """A tensor subclass (``class TimeTensor(TensorType[...])``, ``class Scaled(torch.Tensor)``): its
+        comparisons compare tensor data."""
+        return any(self.type_kinds.get(owner) in TENSORISH for owner in self.mro(class_id)) \
+            or not ops.TENSOR_ANNOTATIONS.isdisjoint(self.external_bases(class_id))
+
     def is_autograd_function(self, class_id: str) -> bool:
         """A subclass of ``torch.autograd.Function`` (through project bases)."""
         return any(not ops.AUTOGRAD_FUNCTION_BASES.isdisjoint(self.classes[owner][0]) for owner in self.mro(class_id))

@@ -150,6 +150,9 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
         if name.startswith(ops.HOST_FUNCTION_PREFIXES) or name in ops.REPR_METHODS:
             host.add(function_id)  # plot_losses, visualize_attention, __repr__, extra_repr
             occasional.add(function_id)
+        if owner in table.classes and name in ops.IDENTITY_METHODS and not table.is_tensor_type(owner):
+            host.add(function_id)  # escnn's basis `__eq__`: bases compared when they are cached
+            occasional.add(function_id)
         words = ops.name_words(name)
         if not ops.EVALUATION_RUN_WORDS.isdisjoint(words) and ops.NOT_EVALUATION_RUN_WORDS.isdisjoint(words):
             # evaluation a training loop runs every so many steps (Composer's Trainer._run_evaluators and

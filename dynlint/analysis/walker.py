@@ -41,7 +41,7 @@ from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of 
     obj_class, iteration_kind, relevant, tensor_free, unpacked_kinds,
 )
 from dynlint.analysis.modules import resolve_relative
-from dynlint.analysis.syntax import has_keyword, key_name, last_name, never_falls_through, only_exits, single_assignment
+from dynlint.analysis.syntax import assigned_values, has_keyword, key_name, last_name, never_falls_through, only_exits, single_assignment
 from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
 
@@ -1047,7 +1047,14 @@ class Analyzer:
                     return found
             return None
         if t is ast.BinOp:
-            kind = _combine_binop(self.kind(node.left), self.kind(node.right), node.op)
+            left, right = self.kind(node.left), self.kind(node.right)
+            if NDARRAY in (left, right) and (left in TENSORISH or right in TENSORISH):
+                side = node.left if left in TENSORISH else node.right
+                if type(side) is ast.Name and self._is_maybe(side.id):
+                    # numpy code (alphafold2's `dist_mat - pre_dist_mat`, dist_mat from np.linalg.norm): a name
+                    # only maybe a tensor is an array here (a submodule's output stays a tensor)
+                    return NDARRAY
+            kind = _combine_binop(left, right, node.op)
             # `(gt == 1) * (m == 1)` with one side a mask, the other of unknown kind: booleans too
             return MASK if kind == TENSOR and _compares(node) else kind
         if t is ast.UnaryOp:
@@ -1168,6 +1175,9 @@ class Analyzer:
                         return elsewhere
                 return kind
             found = self.ask(("attr", info.id, attr)) if info.id else None
+            if found is None and info.id and info.is_module and self._torch_layer_tensor(info.id, attr):
+                self._maybe_calls.add(id(node))  # None when the layer was built without it
+                return TENSOR
             if found is None and info.id and info.node is not None and attr not in _self_stores(info.node):
                 # a mixin's `int(self.queue_ptr)`: what every class mixing it in stores there (self is one
                 # of them, or the read fails)
@@ -1262,6 +1272,10 @@ class Analyzer:
             if qual in _BUILTIN_NAMES or not self._is_project(qual):
                 return self._infer_qualified_call(qual, node)
             return self._infer_project_call(node, ("q", qual), qual)
+        if type(func) is ast.Name:
+            chosen = self._chosen_function_call(node, func.id)
+            if chosen is not None:
+                return chosen
         func_kind = self.kind(func)
         if is_module(func_kind):
             owner = obj_class(func_kind)
@@ -1397,6 +1411,30 @@ class Analyzer:
         if maybe:
             self._maybe_calls.add(id(node))
         return kind
+
+    def _torch_layer_tensor(self, class_id: str, attr: str) -> bool:
+        """``attr`` is a parameter or buffer that a torch.nn layer among the class's bases registers."""
+        bases = self.ask(("bases", class_id)) or ()
+        return any(attr in ops.TORCH_LAYER_TENSOR_ATTRIBUTES.get(base.rpartition(".")[2], ())
+                   for base in bases if base.startswith("torch."))
+
+    def _chosen_function_call(self, node: ast.Call, name: str):
+        """What calling a local name gives when every binding of it names a project function
+        (``filter_func = _1d_filter`` on one path, ``_2d_filter`` on the other: solo-learn) and the
+        functions agree on what they return; None otherwise."""
+        values = assigned_values(self.stack, name)
+        if not values or len(values) > 8:
+            return None
+        answers = set()
+        for value in values:
+            qual = self.qualname(value) if type(value) in (ast.Name, ast.Attribute) else None
+            if qual is None or not self._is_project(qual) or self._instance_kind(qual) is not None:
+                return None
+            answer = self.ask(("call", qual))
+            if answer is None:
+                return None
+            answers.add(answer)
+        return self._answered(node, answers.pop()) if len(answers) == 1 else None
 
     def _answered(self, node: ast.Call, answer):
         """The kind a call gives, from the table's (kind, maybe) answer."""
@@ -1562,6 +1600,16 @@ class Analyzer:
         if name in ("list", "tuple", "reversed", "sorted") and kinds and type(kinds[0]) is tuple \
                 and kinds[0][0] in (SEQ, TUPLE) and name != "sorted":
             return kinds[0] if kinds[0][0] == SEQ else (SEQ, element_kind(kinds[0]))
+        if name == "getattr" and len(args) >= 2 and type(args[0]) is ast.Name and args[0].id == "self" \
+                and self.classes and self._self_is_instance():
+            prefix = _computed_name_prefix(args[1])
+            if prefix is not None:
+                info = self.classes[-1]
+                known, kind = self._self_attr(info, prefix + _COMPUTED_NAME)
+                if not known and info.id:
+                    kind = self.ask(("attr", info.id, prefix + _COMPUTED_NAME))
+                if kind in TENSORISH:
+                    return kind
         if name in ("range", "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "slice",
                     "hasattr", "getattr", "type", "id", "print", "enumerate", "zip", "map", "filter", "reversed"):
             return PY if name not in ("getattr", "list", "tuple", "sorted", "reversed") else (
@@ -2100,6 +2148,17 @@ class Analyzer:
             return MASK if last == "Bool" else TENSOR
         return array  # Float[np.ndarray, "n"]: an array; Float[Array, ...] (jax): unknown
 
+    def _tensor_type_class(self, node: ast.ClassDef):
+        """TENSOR (MASK for a ``torch.bool`` dtype) when the class is a tensor type: a subclass of
+        ``torch.Tensor`` or of a torchtyping ``TensorType[...]``; None otherwise."""
+        for base in node.bases:
+            if type(base) is ast.Subscript and self.qualname(base.value) in ops.TENSOR_SUBSCRIPT_ANNOTATIONS:
+                elements = base.slice.elts if type(base.slice) is ast.Tuple else [base.slice]
+                return MASK if any(self.qualname(e) == "torch.bool" for e in elements) else TENSOR
+            if type(base) is not ast.Subscript and self.qualname(base) in ops.TENSOR_ANNOTATIONS:
+                return TENSOR
+        return None
+
     def _namedtuple_class(self, target: ast.expr, value: ast.expr) -> bool:
         """``_RungeKuttaState = collections.namedtuple("_RungeKuttaState", "y1, f1, t0, t1, dt")`` at module
         level (torchdiffeq's solver state): a class whose instances hold, in each field, what this file's
@@ -2207,6 +2266,11 @@ class Analyzer:
         info.step_registered = any(_registry_name(d) in ops.STEP_REGISTRIES for d in node.decorator_list) \
             and ops.TRACKING_MODULE_PART not in self.module.split(".")
         self.produced.classes[class_id] = (tuple(bases), is_module_class, is_dataset)
+        tensor_type = self._tensor_type_class(node)
+        if tensor_type is not None and self.scope is self.module_scope and not self.classes:
+            # `class TimeTensor(TensorType["batch", is_float]): pass` (torchode): annotations naming the
+            # class name tensors, here and in the modules that import it
+            self.produced.type_kinds[class_id] = tensor_type
         self.local_classes[node.name] = info
         self.bind_name_in_parent(node.name)
         self.scope.defs[node.name] = class_id
@@ -2336,9 +2400,16 @@ class Analyzer:
         if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
                 and value.func.attr in ("register_buffer", "register_parameter")
                 and isinstance(value.func.value, ast.Name) and value.func.value.id == "self"
-                and value.args and isinstance(value.args[0], ast.Constant) and isinstance(value.args[0].value, str)
-                and self.classes):
-            self._set_self_attr(self.classes[-1], value.args[0].value, TENSOR)
+                and value.args and self.classes):
+            name = value.args[0]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                self._set_self_attr(self.classes[-1], name.value, TENSOR)
+            else:
+                prefix = _computed_name_prefix(name)
+                if prefix is not None:
+                    # `self.register_buffer('input_indices_{}'.format(t), ...)` (escnn): every name made
+                    # from this prefix is a buffer, read back with `getattr(self, f"input_indices_{t}")`
+                    self._set_self_attr(self.classes[-1], prefix + _COMPUTED_NAME, TENSOR)
         self.visit(value)
 
     def visit_Return(self, node: ast.Return) -> None:
@@ -3785,6 +3856,25 @@ def _direct_nodes(loop):
 def _tolist_call(node: ast.expr) -> bool:
     """``<value>.tolist()``: a list (of lists) read from a tensor or an array."""
     return type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "tolist"
+
+
+#: the key under which a class records what it stores under computed names with one prefix
+#: (``prefix + _COMPUTED_NAME``: no attribute name holds the character)
+_COMPUTED_NAME = "*"
+
+
+def _computed_name_prefix(node: ast.expr) -> str | None:
+    """The constant start of an attribute name computed at run time: ``f"indices_{i}"``,
+    ``"indices_{}".format(i)``, ``"queue" + str(i)``; None for anything else or an empty start."""
+    prefix = None
+    if type(node) is ast.JoinedStr and node.values and type(node.values[0]) is ast.Constant:
+        prefix = node.values[0].value
+    elif type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "format" \
+            and type(node.func.value) is ast.Constant and isinstance(node.func.value.value, str):
+        prefix = node.func.value.value.partition("{")[0]
+    elif type(node) is ast.BinOp and type(node.op) is ast.Add and type(node.left) is ast.Constant:
+        prefix = node.left.value
+    return prefix if isinstance(prefix, str) and prefix else None
 
 
 def _self_attr_values(cls: ast.ClassDef) -> dict[str, list]:
