@@ -1015,7 +1015,7 @@ def is_checking_module(module: str) -> bool:
 #: module-path components of code that runs on the host: tests, metrics, plotting, datasets/data
 #: pipelines, export (an unknown function there is host code; reached from a forward it is compiled)
 HOST_MODULE_PARTS = frozenset({
-    "test", "tests", "testing", "metrics", "metric", "visualization", "visualize", "visualizer", "viz",
+    "test", "tests", "testing", "metrics", "metric", "meters", "meter", "visualization", "visualize", "visualizer", "viz",
     "plot", "plots", "plotting", "data", "datasets", "dataset", "dataio", "datamodules", "export", "exporters",
     "benchmarks", "benchmark", "scripts", "tools", "examples",
     # data loading and sampling, dataset transforms, checkpoint/weight loaders (dgl's dataloading/)
