@@ -80,8 +80,12 @@ class FileFacts:
     #: (caller id, callee ref, positional (kind, maybe)..., {keyword: (kind, maybe)}, has * or ** (or
     #: REFERENCE: the callee runs there with arguments unseen, ``partial(f, ...)``), context)
     calls: list[tuple] = field(default_factory=list)
-    #: class id -> {attribute: kind} for ``self.<attribute> = value``
+    #: class id -> {attribute: kind} for ``self.<attribute> = value``, and for tensors another class's code
+    #: stores on an instance (``self.criterion.use_queue = mask``)
     attrs: dict[str, dict] = field(default_factory=dict)
+    #: (class id, attribute) of those stores from outside the class, while the walk runs (not saved: the
+    #: class's own plain stores must not undo them)
+    foreign: set = field(default_factory=set, compare=False)
     #: (root kind, callee ref): where compiled/training/host code starts
     roots: list[tuple] = field(default_factory=list)
     #: function id -> (positional parameter names, the parameters it returns) of a module-level function

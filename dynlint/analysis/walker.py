@@ -690,6 +690,15 @@ class Analyzer:
                     kind = None
                 self._set_self_attr(self.classes[-1], target.attr,
                                     kind if kind is None or relevant(kind) is not None else PY)
+        elif isinstance(target, ast.Attribute) and kind in TENSORISH and value is not None \
+                and (type(value) is ast.BoolOp or not self.uncertain(value)):  # (`flag and mask`: False or the mask)
+            owner = obj_class(self.kind(target.value))
+            if owner is not None and self._is_project(owner):
+                # `self.swav_criterion.use_queue = (... and self.swav_criterion.num_iteration >= k)` (vissl): the
+                # other class's `self.use_queue`, False since its __init__, is also this tensor
+                attrs = self.produced.attrs.setdefault(owner, {})
+                attrs[target.attr] = join(attrs[target.attr], kind)[0] if attrs.get(target.attr) else kind
+                self.produced.foreign.add((owner, target.attr))
 
     def _entry_state(self, scope: "_Scope", name: str) -> tuple:
         """(scope, kind, maybe, partial) of ``name`` where a block begins (_UNBOUND kind: not bound)."""
@@ -777,6 +786,8 @@ class Analyzer:
         stores = self.produced.stores
         stores[attr] = join_key(stores.get(attr), remembered if remembered in TENSORISH else PY)
         shared = relevant(remembered)
+        if shared is None and (info.id, attr) in self.produced.foreign:
+            return  # another class stores a tensor there: kept (see _bind's foreign stores)
         if shared is not None or attr in self.produced.attrs.get(info.id, ()):
             self.produced.attrs.setdefault(info.id, {})[attr] = shared
 
