@@ -871,6 +871,9 @@ HOST_FUNCTION_WORDS = frozenset({"export", "onnx", "load", "save", "serialize", 
                                  # entropy coding of a learned codec to and from a bitstream (compressai's
                                  # `compress`/`_decompress_ar`): inference on the host, after the model
                                  "compress", "decompress"})  # serialize: kraken's layers' CoreML export
+#: the words of HOST_FUNCTION_WORDS that name saving or exporting: a training loop that calls such a function does
+#: so at a few chosen steps (a checkpoint every N steps), so the step does not reach through it
+SAVING_FUNCTION_WORDS = frozenset({"export", "onnx", "save", "serialize"})
 #: name endings of classes (not nn.Modules) that run a model for inference: every method is host code
 #: unless compiled or training code reaches it (chronos' ``BaseChronosPipeline``, whisper's
 #: ``BeamSearchDecoder``, a ``*Predictor``); ``*Search`` is not one (allennlp's T5 forward runs its ``BeamSearch``),

@@ -145,8 +145,12 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
             host.add(function_id)  # a module-level @torch.no_grad() function: sampling, decoding, evaluation
         if owner in table.classes and name in ops.GENERATE_METHODS:
             host.add(function_id)  # a decoding loop, in a module or not
-        if not ops.HOST_FUNCTION_WORDS.isdisjoint(name.strip("_").split("_")):
+        words_of_name = name.strip("_").split("_")
+        if not ops.HOST_FUNCTION_WORDS.isdisjoint(words_of_name):
             host.add(function_id)  # export and debugging code: cif_v1_export, export_onnx, dump_gradients
+            if not ops.SAVING_FUNCTION_WORDS.isdisjoint(words_of_name):
+                # a training loop saves and exports at a few chosen steps (imagen's save_to_checkpoint_folder)
+                occasional.add(function_id)
         if name.startswith(ops.HOST_FUNCTION_PREFIXES) or name in ops.REPR_METHODS:
             host.add(function_id)  # plot_losses, visualize_attention, __repr__, extra_repr
             occasional.add(function_id)
