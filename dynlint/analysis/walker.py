@@ -995,6 +995,12 @@ class Analyzer:
         if t is ast.Subscript or (t is ast.Call and type(node.func) is ast.Attribute):
             return self.on_some_path(node.value if t is ast.Subscript else node.func.value, kinds) and \
                 self.kind(node) in kinds
+        if t is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self" and self.classes \
+                and self.classes[-1].node is not None and self.kind(node) in kinds and id(node) in self._maybe_calls:
+            # `self.use_queue = False` in __init__, a comparison of tensors stored there by other code (vissl's
+            # SwAV loss): a flag that is a tensor on that path
+            stores = _self_attr_values(self.classes[-1].node).get(node.attr, ())
+            return any(type(value) is ast.Constant and type(value.value) is bool for value, _ in stores)
         return False
 
     def _infer(self, node: ast.AST):
