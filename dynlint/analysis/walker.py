@@ -2167,7 +2167,12 @@ class Analyzer:
 
     def _tensor_type_class(self, node: ast.ClassDef):
         """TENSOR (MASK for a ``torch.bool`` dtype) when the class is a tensor type: a subclass of
-        ``torch.Tensor`` or of a torchtyping ``TensorType[...]``; None otherwise."""
+        ``torch.Tensor`` or of a torchtyping ``TensorType[...]`` that adds no methods of its own (dunders
+        aside); None otherwise.  A subclass with methods (torch_geometric's ``EdgeIndex.to_sparse_csr``)
+        means them, not torch's."""
+        if any(type(item) in (ast.FunctionDef, ast.AsyncFunctionDef) and not item.name.startswith("__")
+               for item in node.body):
+            return None
         for base in node.bases:
             if type(base) is ast.Subscript and self.qualname(base.value) in ops.TENSOR_SUBSCRIPT_ANNOTATIONS:
                 elements = base.slice.elts if type(base.slice) is ast.Tuple else [base.slice]
