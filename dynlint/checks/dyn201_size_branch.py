@@ -91,10 +91,24 @@ def _layout_equality(test: ast.expr) -> bool:
         if not all(isinstance(op, (ast.Eq, ast.NotEq)) for op in comparison.ops):
             return False
         sides = [comparison.left, *comparison.comparators]
+        if all(_is_dimension(side) is not None for side in sides) and \
+                len({ast.dump(_is_dimension(side)) for side in sides}) == len(sides):
+            continue  # `x.shape[0] != skip.shape[0]`: whether two tensors agree, not how big either is
         if not any(_is_shape(side) for side in sides) or \
                 not all(_is_shape(side) or isinstance(side, (ast.Tuple, ast.List)) for side in sides):
             return False
     return True
+
+
+def _is_dimension(value: ast.expr) -> ast.expr | None:
+    """The tensor of ``x.shape[i]``/``x.size(i)`` (a constant ``i``), else None."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and value.value.attr == "shape" \
+            and isinstance(value.slice, (ast.Constant, ast.UnaryOp)):
+        return value.value.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+            and len(value.args) == 1 and isinstance(value.args[0], (ast.Constant, ast.UnaryOp)) and not value.keywords:
+        return value.func.value
+    return None
 
 
 # (operator, constant) pairs whose outcome is the same for every size >= 2: torch.compile specializes
