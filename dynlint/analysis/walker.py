@@ -1619,12 +1619,12 @@ class Analyzer:
             return kinds[0] if kinds[0][0] == SEQ else (SEQ, element_kind(kinds[0]))
         if name == "getattr" and len(args) >= 2 and type(args[0]) is ast.Name and args[0].id == "self" \
                 and self.classes and self._self_is_instance():
-            prefix = _computed_name_prefix(args[1])
-            if prefix is not None:
+            pattern = _computed_name_pattern(args[1])
+            if pattern is not None:
                 info = self.classes[-1]
-                known, kind = self._self_attr(info, prefix + _COMPUTED_NAME)
+                known, kind = self._self_attr(info, pattern)
                 if not known and info.id:
-                    kind = self.ask(("attr", info.id, prefix + _COMPUTED_NAME))
+                    kind = self.ask(("attr", info.id, pattern))
                 if kind in TENSORISH:
                     return kind
         if name in ("range", "list", "tuple", "dict", "set", "str", "sorted", "repr", "isinstance", "slice",
@@ -2427,11 +2427,11 @@ class Analyzer:
             if isinstance(name, ast.Constant) and isinstance(name.value, str):
                 self._set_self_attr(self.classes[-1], name.value, TENSOR)
             else:
-                prefix = _computed_name_prefix(name)
-                if prefix is not None:
+                pattern = _computed_name_pattern(name)
+                if pattern is not None:
                     # `self.register_buffer('input_indices_{}'.format(t), ...)` (escnn): every name made
-                    # from this prefix is a buffer, read back with `getattr(self, f"input_indices_{t}")`
-                    self._set_self_attr(self.classes[-1], prefix + _COMPUTED_NAME, TENSOR)
+                    # alike is a buffer, read back with `getattr(self, f"input_indices_{t}")`
+                    self._set_self_attr(self.classes[-1], pattern, TENSOR)
         self.visit(value)
 
     def visit_Return(self, node: ast.Return) -> None:
@@ -3880,23 +3880,30 @@ def _tolist_call(node: ast.expr) -> bool:
     return type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "tolist"
 
 
-#: the key under which a class records what it stores under computed names with one prefix
-#: (``prefix + _COMPUTED_NAME``: no attribute name holds the character)
+#: stands for the computed part of an attribute name in the key under which a class records what it stores
+#: under names computed alike (``indices_*``: no attribute name holds the character)
 _COMPUTED_NAME = "*"
 
 
-def _computed_name_prefix(node: ast.expr) -> str | None:
-    """The constant start of an attribute name computed at run time: ``f"indices_{i}"``,
-    ``"indices_{}".format(i)``, ``"queue" + str(i)``; None for anything else or an empty start."""
-    prefix = None
-    if type(node) is ast.JoinedStr and node.values and type(node.values[0]) is ast.Constant:
-        prefix = node.values[0].value
+def _computed_name_pattern(node: ast.expr) -> str | None:
+    """The pattern of an attribute name computed at run time, its constant start and end around a ``*``:
+    ``f"indices_{i}"``, ``"indices_{}".format(i)`` and ``"indices_" + str(i)`` give ``indices_*``,
+    ``name + "_needs_init"`` gives ``*_needs_init``; None for anything else or no constant part."""
+    start = end = ""
+    if type(node) is ast.JoinedStr and node.values:
+        first, last = node.values[0], node.values[-1]
+        start = first.value if type(first) is ast.Constant else ""
+        end = last.value if type(last) is ast.Constant and len(node.values) > 1 else ""
     elif type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "format" \
             and type(node.func.value) is ast.Constant and isinstance(node.func.value.value, str):
-        prefix = node.func.value.value.partition("{")[0]
-    elif type(node) is ast.BinOp and type(node.op) is ast.Add and type(node.left) is ast.Constant:
-        prefix = node.left.value
-    return prefix if isinstance(prefix, str) and prefix else None
+        template = node.func.value.value
+        start, end = template.partition("{")[0], template.rpartition("}")[2]
+    elif type(node) is ast.BinOp and type(node.op) is ast.Add:
+        start = node.left.value if type(node.left) is ast.Constant else ""
+        end = node.right.value if type(node.right) is ast.Constant else ""
+    if not isinstance(start, str) or not isinstance(end, str) or not (start or end):
+        return None
+    return start + _COMPUTED_NAME + end
 
 
 def _self_attr_values(cls: ast.ClassDef) -> dict[str, list]:
