@@ -83,9 +83,6 @@ class FileFacts:
     #: class id -> {attribute: kind} for ``self.<attribute> = value``, and for tensors another class's code
     #: stores on an instance (``self.criterion.use_queue = mask``)
     attrs: dict[str, dict] = field(default_factory=dict)
-    #: (class id, attribute) of those stores from outside the class, while the walk runs (not saved: the
-    #: class's own plain stores must not undo them)
-    foreign: set = field(default_factory=set, compare=False)
     #: (root kind, callee ref): where compiled/training/host code starts
     roots: list[tuple] = field(default_factory=list)
     #: function id -> (positional parameter names, the parameters it returns) of a module-level function
@@ -110,11 +107,14 @@ class FileFacts:
     #: property that does not surely return a tensor, or stores that disagree): what an object of unknown
     #: class holds there
     stores: dict[str, object] = field(default_factory=dict)
+    #: class id -> field names of a namedtuple class made at module level by the factory (``State =
+    #: collections.namedtuple("State", "y t dt")``): other files' constructions say what its fields hold
+    namedtuples: dict[str, tuple] = field(default_factory=dict)
 
     def to_json(self) -> list:
         return [self.module, self.functions, self.classes, self.aliases, self.returns,
                 self.calls, self.attrs, self.roots, self.passthrough, self.tensor_params, self.type_kinds,
-                self.fields, self.keys, self.stores]
+                self.fields, self.keys, self.stores, self.namedtuples]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
@@ -125,12 +125,14 @@ class FileFacts:
         fields = data[11] if len(data) > 11 else {}
         keys = data[12] if len(data) > 12 else {}
         stores = data[13] if len(data) > 13 else {}
+        namedtuples = data[14] if len(data) > 14 else {}
         return cls(module, {k: tuples(v) for k, v in functions.items()}, {k: tuples(v) for k, v in classes.items()},
                    aliases, {k: tuples(v) for k, v in returns.items()}, [tuples(c) for c in calls],
                    {k: {a: tuples(v) for a, v in d.items()} for k, d in attrs.items()}, [tuples(r) for r in roots],
                    {k: tuples(v) for k, v in passthrough.items()}, {k: tuples(v) for k, v in tensor_params.items()},
                    {k: tuples(v) for k, v in type_kinds.items()}, {k: tuples(v) for k, v in fields.items()},
-                   {k: tuples(v) for k, v in keys.items()}, {k: tuples(v) for k, v in stores.items()})
+                   {k: tuples(v) for k, v in keys.items()}, {k: tuples(v) for k, v in stores.items()},
+                   {k: tuple(v) for k, v in namedtuples.items()})
 
 
 def join_field(known, kind):
@@ -230,6 +232,7 @@ class ProjectFacts:
         self.fields: dict[str, object] = {}
         self.keys: dict[str, object] = {}
         self.stores: dict[str, object] = {}
+        self.namedtuples: dict[str, tuple] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.files: list[FileFacts] = list(files)
         #: relpath -> module name of the files of the run that solved this table
@@ -241,7 +244,8 @@ class ProjectFacts:
             namespace.update(facts.aliases)
             for table, items in ((self.functions, facts.functions), (self.classes, facts.classes),
                                  (self.returns, facts.returns), (self.passthrough, facts.passthrough),
-                                 (self.tensor_params, facts.tensor_params), (self.type_kinds, facts.type_kinds)):
+                                 (self.tensor_params, facts.tensor_params), (self.type_kinds, facts.type_kinds),
+                                 (self.namedtuples, facts.namedtuples)):
                 for key, value in items.items():
                     table.setdefault(key, value)
             for class_id, attrs in facts.attrs.items():
@@ -318,6 +322,8 @@ class ProjectFacts:
           attribute the class itself never sets (a mixin's ``self.queue_ptr``), else None;
         * ``("passed", function, name)``: what every call passes, calls of a base class's method that reach this
           override included (``("param", ...)`` leaves them out);
+        * ``("ntfields", qualname)``: ``(class id, field names)`` of the project namedtuple class the name
+          refers to (made by the factory at module level), else None;
         * ``("steps", callee ref)``: whether the call runs a step function (``STEPS``), whatever file defines it;
         * ``("anchor", module)``: the dotted name a file named by its bare stem has inside the regular package
           around its directory (``torchdyn/numerics/solvers/root.py``, in a directory without ``__init__.py``:
@@ -383,6 +389,9 @@ class ProjectFacts:
             return stored if stored in TENSORISH else None
         if kind == "anchor":
             return self.anchor(key[1])
+        if kind == "ntfields":
+            target = self.resolve(key[1])
+            return (target, self.namedtuples[target]) if target in self.namedtuples else None
         if kind == "steps":
             return self.steps(key[1])
         if kind == "passed":

@@ -301,6 +301,7 @@ class Analyzer:
             facts.passthrough.update(produced.passthrough)
             facts.tensor_params.update(produced.tensor_params)
             facts.type_kinds.update(produced.type_kinds)
+            facts.namedtuples.update(produced.namedtuples)
             for name, kind in produced.fields.items():
                 facts.fields[name] = join_field(facts.fields.get(name), kind)
             for name, kind in produced.keys.items():
@@ -698,7 +699,6 @@ class Analyzer:
                 # other class's `self.use_queue`, False since its __init__, is also this tensor
                 attrs = self.produced.attrs.setdefault(owner, {})
                 attrs[target.attr] = join(attrs[target.attr], kind)[0] if attrs.get(target.attr) else kind
-                self.produced.foreign.add((owner, target.attr))
 
     def _entry_state(self, scope: "_Scope", name: str) -> tuple:
         """(scope, kind, maybe, partial) of ``name`` where a block begins (_UNBOUND kind: not bound)."""
@@ -786,8 +786,6 @@ class Analyzer:
         stores = self.produced.stores
         stores[attr] = join_key(stores.get(attr), remembered if remembered in TENSORISH else PY)
         shared = relevant(remembered)
-        if shared is None and (info.id, attr) in self.produced.foreign:
-            return  # another class stores a tensor there: kept (see _bind's foreign stores)
         if shared is not None or attr in self.produced.attrs.get(info.id, ()):
             self.produced.attrs.setdefault(info.id, {})[attr] = shared
 
@@ -2194,22 +2192,32 @@ class Analyzer:
             return False
         class_id = f"{self.module}.{target.id}"
         self.produced.classes[class_id] = ((), False, False)
+        self.produced.namedtuples[class_id] = tuple(fields)
         self._namedtuples[class_id] = fields
         self.module_scope.kinds.pop(target.id, None)
         self.module_scope.defs[target.id] = class_id
         return True
 
-    def _note_namedtuple(self, node: ast.Call) -> None:
-        """A construction of a namedtuple class of this file: what it puts in each field."""
-        class_id = self.qualname(node.func)
-        fields = self._namedtuples.get(class_id) if class_id else None
-        if fields is None or any(type(arg) is ast.Starred for arg in node.args) \
-                or any(k.arg is None for k in node.keywords):
+    def _note_namedtuple(self, node: ast.Call, qual: str | None) -> None:
+        """A construction of a namedtuple class of the project: what it puts in each field (torchdiffeq's
+        solvers build `_ButcherTableau(alpha=torch.tensor(...), ...)` in other files than the factory's)."""
+        if qual is None:
+            return
+        class_id, fields = qual, self._namedtuples.get(qual)
+        if fields is None:
+            answer = self.ask(("ntfields", qual))
+            if answer is None:
+                return
+            class_id, fields = answer
+        if any(type(arg) is ast.Starred for arg in node.args) or any(k.arg is None for k in node.keywords):
             return
         passed = list(zip(fields, node.args)) + [(k.arg, k.value) for k in node.keywords if k.arg in fields]
         attrs = self.produced.attrs.setdefault(class_id, {})
         for name, value in passed:
-            kind = relevant(self.value_kind(value))
+            known = self.value_kind(value)
+            if known is None:
+                continue  # a value of unknown kind says nothing (`alpha=self.tableau.alpha.to(device)`)
+            kind = relevant(known)
             if name in attrs and attrs[name] != kind:
                 kind = None  # other constructions here put something else there
             attrs[name] = kind
@@ -2943,9 +2951,12 @@ class Analyzer:
     def visit_Call(self, node: ast.Call) -> None:
         self.check_call(node)
         self._record_call(node)
-        if self._namedtuples:
-            self._note_namedtuple(node)
         func = node.func
+        if type(func) in (ast.Name, ast.Attribute) and (func.id if type(func) is ast.Name else func.attr) \
+                .lstrip("_")[:1].isupper():
+            qual = self.qualname(func)
+            if qual is not None and self._is_project(qual):
+                self._note_namedtuple(node, qual)
         if type(func) is ast.Attribute and func.attr in ("append", "insert") and type(func.value) is ast.Name \
                 and node.args:
             self._note_element(func.value.id, node.args[-1])
