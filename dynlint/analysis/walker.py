@@ -41,7 +41,9 @@ from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of 
     obj_class, iteration_kind, relevant, tensor_free, unpacked_kinds,
 )
 from dynlint.analysis.modules import resolve_relative
-from dynlint.analysis.syntax import assigned_values, has_keyword, key_name, last_name, never_falls_through, only_exits, single_assignment
+from dynlint.analysis.syntax import (
+    assigned_values, has_keyword, key_name, last_name, never_falls_through, only_exits, single_assignment,
+)
 from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
 
