@@ -1439,6 +1439,15 @@ class Analyzer:
         """What calling a local name gives when every binding of it names a project function
         (``filter_func = _1d_filter`` on one path, ``_2d_filter`` on the other: solo-learn) and the
         functions agree on what they return; None otherwise."""
+        scope = self.scope
+        if name not in scope.kinds or scope.kinds[name] is not None or type(scope.node) not in _FUNCTION_NODES:
+            return None  # (a name bound to a function has no kind; cheap tests before the function's index)
+        arguments = scope.node.args
+        if any(a.arg == name for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+            return None  # a parameter: whatever the caller passes (timm's `act_layer(...)`)
+        bound = scope.bindings.get(name)
+        if bound is not None and type(bound[0]) not in (ast.Name, ast.Attribute):
+            return None  # bound once, to something else than a name (`layer = make_layer(...)`)
         values = assigned_values(self.stack, name)
         if not values or len(values) > 8:
             return None
@@ -3893,6 +3902,7 @@ def _tolist_call(node: ast.expr) -> bool:
     return type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "tolist"
 
 
+_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: stands for the computed part of an attribute name in the key under which a class records what it stores
 #: under names computed alike (``indices_*``: no attribute name holds the character)
 _COMPUTED_NAME = "*"
