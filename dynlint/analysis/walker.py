@@ -1431,6 +1431,8 @@ class Analyzer:
 
     def _torch_layer_tensor(self, class_id: str, attr: str) -> bool:
         """``attr`` is a parameter or buffer that a torch.nn layer among the class's bases registers."""
+        if attr not in _TORCH_LAYER_ATTRIBUTE_NAMES:
+            return False
         bases = self.ask(("bases", class_id)) or ()
         return any(attr in ops.TORCH_LAYER_TENSOR_ATTRIBUTES.get(base.rpartition(".")[2], ())
                    for base in bases if base.startswith("torch."))
@@ -3903,6 +3905,7 @@ def _tolist_call(node: ast.expr) -> bool:
 
 
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TORCH_LAYER_ATTRIBUTE_NAMES = frozenset(name for names in ops.TORCH_LAYER_TENSOR_ATTRIBUTES.values() for name in names)
 #: stands for the computed part of an attribute name in the key under which a class records what it stores
 #: under names computed alike (``indices_*``: no attribute name holds the character)
 _COMPUTED_NAME = "*"
