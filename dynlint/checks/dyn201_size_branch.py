@@ -7,7 +7,7 @@ import ast
 from dynlint import ops
 from dynlint.analysis.kinds import SIZE
 from dynlint.analysis.syntax import innermost_function, only_raises, single_assignment
-from dynlint.analysis.variation import UNKNOWN, VARIES, variation
+from dynlint.analysis.variation import UNKNOWN, VARIES, data_dependent, variation
 from dynlint.checks import Scope, dyn204_unknown_size_branch as unknown_size_branch, rule
 
 RULE = rule("DYN201", "size-dependent-branch", "A branch on a tensor's size specializes the graph", scope=Scope.STEP)
@@ -39,8 +39,8 @@ def size_branch(a, test, body) -> str | None:
         return None  # `if max_len is None:` with max_len = y.size(1): an identity test never reads the size
     if _against_configuration(test):
         return None  # `x.size(-1) == self.hidden_size`: a model's fixed sizes checked against its settings
-    if _layout_equality(test):
-        return None  # `labels.shape == (batch_size,)`, `out.size() != residual.size()`: which layout, not how big
+    if _agreement(a, test):
+        return None  # `labels.shape == (batch_size,)`, `x.shape[0] != skip.shape[0]`: which layout, not how big
     if not a.reads_tensor_size(test):
         return None  # (first: most tests read no size, and the next test follows names through the function)
     if _decided_by_specialization(a, test):
@@ -79,10 +79,14 @@ def _against_configuration(test: ast.expr) -> bool:
     return False
 
 
-def _layout_equality(test: ast.expr) -> bool:
-    """Only equality tests of whole shapes (``x.shape``, ``x.size()``, a slice ``x.shape[2:]``) against each
-    other or a tuple: a check of which layout the caller passed (1-D or 2-D labels, pixel or patch masks) or
-    that two tensors agree; both sides follow the same inputs, so the outcome does not flip as sizes vary."""
+def _agreement(a, test: ast.expr) -> bool:
+    """Only equality tests (``and``/``or`` of them too) of whole shapes (``x.shape``, ``x.size()``, a slice
+    ``x.shape[2:]``) against each other or a tuple, or of one dimension of different tensors
+    (``x.shape[0] != skip.shape[0]``: gigagan's skip connections, kornia's ``applied.shape[0] ==
+    to_apply.shape[0]``): a check of which layout the caller passed (1-D or 2-D labels, pixel or patch masks)
+    or that two tensors agree; both sides follow the same inputs, so the outcome does not flip as sizes vary
+    (measured: no more compiles than without the test).  Not a dimension of a data-dependent result
+    (``x[mask].shape[0] == x.shape[0]`` asks whether every row was kept)."""
     comparisons = [test] if isinstance(test, ast.Compare) else \
         [v for v in test.values if isinstance(v, ast.Compare)] if isinstance(test, ast.BoolOp) else []
     if not comparisons or (isinstance(test, ast.BoolOp) and len(comparisons) != len(test.values)):
@@ -91,11 +95,12 @@ def _layout_equality(test: ast.expr) -> bool:
         if not all(isinstance(op, (ast.Eq, ast.NotEq)) for op in comparison.ops):
             return False
         sides = [comparison.left, *comparison.comparators]
-        if all(_is_dimension(side) is not None for side in sides) and \
-                len({ast.dump(_is_dimension(side)) for side in sides}) == len(sides):
-            continue  # `x.shape[0] != skip.shape[0]`: whether two tensors agree, not how big either is
-        if not any(_is_shape(side) for side in sides) or \
-                not all(_is_shape(side) or isinstance(side, (ast.Tuple, ast.List)) for side in sides):
+        if any(_is_shape(side) for side in sides) and \
+                all(_is_shape(side) or isinstance(side, (ast.Tuple, ast.List)) for side in sides):
+            continue
+        tensors = [_is_dimension(side) for side in sides]
+        if any(t is None for t in tensors) or len({ast.dump(t) for t in tensors}) != len(tensors) \
+                or any(data_dependent(a, t) for t in tensors):
             return False
     return True
 
