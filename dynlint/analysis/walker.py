@@ -2211,11 +2211,9 @@ class Analyzer:
         self.module_scope.defs[target.id] = class_id
         return True
 
-    def _note_namedtuple(self, node: ast.Call, qual: str | None) -> None:
+    def _note_namedtuple(self, node: ast.Call, qual: str) -> None:
         """A construction of a namedtuple class of the project: what it puts in each field (torchdiffeq's
         solvers build `_ButcherTableau(alpha=torch.tensor(...), ...)` in other files than the factory's)."""
-        if qual is None:
-            return
         class_id, fields = qual, self._namedtuples.get(qual)
         if fields is None:
             answer = self.ask(("ntfields", qual))
@@ -2965,8 +2963,7 @@ class Analyzer:
         self.check_call(node)
         self._record_call(node)
         func = node.func
-        if type(func) in (ast.Name, ast.Attribute) and (func.id if type(func) is ast.Name else func.attr) \
-                .lstrip("_")[:1].isupper():
+        if (last_name(func) or "").lstrip("_")[:1].isupper():  # a class's name: maybe a namedtuple's
             qual = self.qualname(func)
             if qual is not None and self._is_project(qual):
                 self._note_namedtuple(node, qual)
