@@ -163,6 +163,7 @@ class Analyzer:
         self._temporaries: list = []            # trees parsed from strings during a walk (see _qual_cache)
         self._maybe_calls: set[int] = set()     # id() of calls whose result is only maybe what kind() says
         self._typed_maybe: set[tuple[str, str]] = set()  # (function id, name) made maybe by a type test (visit_If)
+        self._none_or_tensor: set[int] = set()  # id() of maybe-tensors whose only other value is None
         self.stamp = 0                          # counts bindings, to tell which came later
         self.function_depth = 0                 # >0 while walking a function body
         self.tree: ast.AST | None = None
@@ -221,6 +222,7 @@ class Analyzer:
         self._temporaries.clear()
         self._maybe_calls.clear()
         self._typed_maybe.clear()
+        self._none_or_tensor.clear()
         self.silenced_syncs.clear()
         todo = set(unit_keys)
         for item in self._ordered_deferred():
@@ -239,6 +241,7 @@ class Analyzer:
         self._temporaries.clear()
         self._maybe_calls.clear()
         self._typed_maybe.clear()
+        self._none_or_tensor.clear()
         self.silenced_syncs.clear()
         analysis = self._analysis()
         analysis.walker = self
@@ -972,6 +975,12 @@ class Analyzer:
             return id(node) in self._maybe_calls
         return False
 
+    def none_or_tensor(self, node: ast.AST) -> bool:
+        """A maybe-tensor whose only other value is None: a buffer that a torch.nn layer registers only
+        when built with it (``num_batches_tracked``).  ``float()``/``int()`` of None raise, so where the
+        code converts it, it is a tensor."""
+        return type(node) is ast.Attribute and self.kind(node) in TENSORISH and id(node) in self._none_or_tensor
+
     def on_some_path(self, node: ast.AST, kinds=TENSORISH) -> bool:
         """Whether the value is, on some path, a proven tensor: a name bound to a tensor in one
         branch and to something else in another (or what is computed from it).  Rules that
@@ -1194,6 +1203,7 @@ class Analyzer:
             found = self.ask(("attr", info.id, attr)) if info.id else None
             if found is None and info.id and info.is_module and self._torch_layer_tensor(info.id, attr):
                 self._maybe_calls.add(id(node))  # None when the layer was built without it
+                self._none_or_tensor.add(id(node))
                 return TENSOR
             if found is None and info.id and info.node is not None and attr not in _self_stores(info.node):
                 # a mixin's `int(self.queue_ptr)`: what every class mixing it in stores there (self is one

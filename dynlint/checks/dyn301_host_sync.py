@@ -19,7 +19,8 @@ def check_builtin(a, node, qual, method, receiver) -> None:
     if not node.args or a.is_silenced(node):
         return
     value = node.args[0]
-    strong = a.value_kind(value) in TENSORISH or a.on_some_path(value)
+    strong = a.value_kind(value) in TENSORISH or a.on_some_path(value) or \
+        (qual != "bool" and a.none_or_tensor(value))
     if strong or _reduced_unknown(a, value):
         a.report(RULE, node, f"`{qual}()` of a tensor copies its value to the host (a sync and a graph "
                  "break); keep the value as a tensor", step_only=not strong, cpu_value=made_on_cpu(a, value))
