@@ -455,6 +455,9 @@ def data_dependent(a, tensor: ast.expr, depth: int = 0) -> bool:
             parts = index.elts if isinstance(index, ast.Tuple) else [index]
             if any(not isinstance(p, ast.Slice) and a.kind(p) == MASK for p in parts):
                 return True
+            if depth < _DEPTH and any(isinstance(p, (ast.Name, ast.Call)) and a.kind(p) in TENSORISH
+                                      and data_dependent(a, p, depth + 1) for p in parts):
+                return True  # x[torch.nonzero(v > z).view(-1)]: as many rows as the index has
             node = node.value
             continue
         if isinstance(node, ast.Call):

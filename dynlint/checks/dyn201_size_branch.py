@@ -145,16 +145,49 @@ def _decided(a, node: ast.expr):
             and a.qualname(node.func) in ops.SYMBOLIC_SIZE_GUARDS:
         return _decided(a, node.args[0])  # guard_or_false(positions.size(0) == 1): the test inside decides
     if _direct_size(a, node):
-        return True
+        return not _data_dependent_size(a, node)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, type(node.ops[0]), node.comparators[0]
         if _direct_size_product(a, right):
             left, right, op = right, left, _FLIPPED.get(op)
         if _direct_size_product(a, left):
+            if _data_dependent_size(a, left):
+                return False  # `if nr_blocks > 0:` with nr_blocks = x.nonzero().shape[0]: a guard on data
             if _negative_int(right):
                 return True  # `x.shape[0] == -1`: a size is never negative, the outcome never changes
             return isinstance(right, ast.Constant) and type(right.value) is int and right.value in _DECIDED.get(op, ())
     return False if a.reads_tensor_size(node) else None
+
+
+def _data_dependent_size(a, node: ast.expr, follow: bool = True) -> bool:
+    """A size read directly (see ``_direct_size``), or a product of them, of a data-dependent result
+    (``nonzero``, ``x[mask]``...: learn2learn's ``nr_blocks = non_zero_idxs.shape[0]``, advertorch's
+    ``x[indexes].size(0) == 0``): its value is the data's, not one that torch.compile specializes (an
+    unbacked size: testing it is a data-dependent guard; on XLA and HPU, a sync)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _data_dependent_size(a, node.left, follow) or _data_dependent_size(a, node.right, follow)
+    if isinstance(node, ast.Name):
+        if not follow:
+            return False
+        entry = a.scope.bindings.get(node.id)
+        value = entry[0] if entry is not None else single_assignment(a.stack, node.id)
+        return value is not None and _data_dependent_size(a, value, follow=False)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+        return data_dependent(a, node.value.value)
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) and \
+            isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "size":
+        return data_dependent(a, node.value.func.value)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("size", "numel", "nelement"):
+            tensor = node.args[0] if func.attr == "numel" and len(node.args) == 1 else func.value
+            return isinstance(tensor, ast.expr) and data_dependent(a, tensor)
+        if isinstance(func, ast.Name) and len(node.args) == 1 and not node.keywords:
+            if func.id == "len":
+                return data_dependent(a, node.args[0])
+            if func.id in ("int", "float"):
+                return _data_dependent_size(a, node.args[0], follow)
+    return False
 
 
 def _direct_size_product(a, node: ast.expr) -> bool:
