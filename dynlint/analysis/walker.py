@@ -1328,6 +1328,9 @@ class Analyzer:
             if receiver == DISTRIBUTION:
                 return TENSOR if method in ops.DISTRIBUTION_TENSOR_METHODS else None
             if type(func.value) is ast.Name and func.value.id == "self" and self.classes and self._self_is_instance():
+                stored = self._function_attribute(self.classes[-1], method)
+                if stored is not None:
+                    return self._infer_project_call(node, ("q", stored), stored)
                 return self._answered(node, self.ask(("mcall", self.classes[-1].id, method)))
             owner = obj_class(receiver)
             if owner is not None:
@@ -1438,6 +1441,20 @@ class Analyzer:
         if maybe:
             self._maybe_calls.add(id(node))
         return kind
+
+    def _function_attribute(self, info: "_ClassInfo", attr: str) -> str | None:
+        """The project function that ``self.<attr>`` holds when every store of it in the class names the same
+        module-level function (learn2learn's ``self._compute_prototypes = compute_prototypes``, called as
+        ``self._compute_prototypes(support, labels)``), else None."""
+        if info.node is None:
+            return None
+        names = _function_attr_names(info.node).get(attr)
+        if not names or len(names) != 1:
+            return None
+        name = next(iter(names))
+        module = self.module_scope
+        qual = (module.aliases or {}).get(name) or module.defs.get(name) or self.aliases.get(name)
+        return qual if qual is not None and self._is_project(qual) else None
 
     def _torch_layer_tensor(self, class_id: str, attr: str) -> bool:
         """``attr`` is a parameter or buffer that a torch.nn layer among the class's bases registers."""
@@ -3074,6 +3091,9 @@ class Analyzer:
             receiver = func.value
             if type(receiver) is ast.Name and receiver.id in ("self", "cls") and self.classes and self._self_is_instance():
                 info = self.classes[-1]
+                stored = self._function_attribute(info, func.attr)
+                if stored is not None:
+                    return ref_function(stored)
                 known, attr_kind = self._self_attr(info, func.attr)
                 if not known:
                     attr_kind = self.ask(("attr", info.id, func.attr))
@@ -3954,6 +3974,46 @@ def _self_attr_values(cls: ast.ClassDef) -> dict[str, list]:
                     if type(element) is ast.Attribute and type(element.value) is ast.Name and element.value.id == "self":
                         found.setdefault(element.attr, []).append((node.value, unpacked))
         cls._dynlint_self_attr_values = found
+    return found
+
+
+def _function_attr_names(cls: ast.ClassDef) -> dict[str, frozenset | None]:
+    """attribute -> the names its class's methods store there when every store is a plain name that the storing
+    method neither takes nor binds (``self._compute_prototypes = compute_prototypes``: a module-level
+    function), None when another store says otherwise (kept on the tree)."""
+    found = getattr(cls, "_dynlint_function_attrs", None)
+    if found is None:
+        found = {}
+        for method in cls.body:
+            if type(method) not in _FUNCTION_NODES:
+                continue
+            local = None
+            for node in ast.walk(method):
+                if type(node) not in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+                    continue
+                targets = node.targets if type(node) is ast.Assign else [node.target]
+                for target in targets:
+                    for element in (target.elts if type(target) in (ast.Tuple, ast.List) else [target]):
+                        if not (type(element) is ast.Attribute and type(element.value) is ast.Name
+                                and element.value.id == "self"):
+                            continue
+                        attr, value = element.attr, node.value
+                        if type(node) is not ast.Assign or element is not target or type(value) is not ast.Name:
+                            found[attr] = None
+                            continue
+                        if local is None:
+                            args = method.args
+                            local = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+                            local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+                            local.update(n.id for n in ast.walk(method)
+                                         if type(n) is ast.Name and type(n.ctx) is not ast.Load)
+                        if value.id in local:
+                            found[attr] = None
+                        elif attr not in found:
+                            found[attr] = frozenset((value.id,))
+                        elif found[attr] is not None:
+                            found[attr] = found[attr] | {value.id}
+        cls._dynlint_function_attrs = found
     return found
 
 
