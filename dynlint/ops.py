@@ -280,6 +280,9 @@ TORCH_DTYPES = frozenset(
 )
 #: torch functions returning Python data computed from tensor values
 DATA_TORCH_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
+#: torch functions outside the tensor namespaces that return a tensor (pfrl's ACER: ``kl =
+#: torch.distributions.kl_divergence(p, q)``, then ``float(kl)``)
+TENSOR_TORCH_FUNCTIONS = frozenset({"torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"})
 
 #: base classes that make a class an nn.Module (last component, after resolution)
 MODULE_BASE_QUALNAMES = frozenset({

@@ -1534,6 +1534,8 @@ class Analyzer:
             return self._passed_tensor(how, node) if how is not None else None
         if qual.startswith("torch.distributions.") and qual.rsplit(".", 1)[-1][:1].isupper():
             return DISTRIBUTION  # Categorical(probs): its .sample() is a tensor
+        if qual in ops.TENSOR_TORCH_FUNCTIONS:
+            return TENSOR
         if "._" in qual:
             return None  # private APIs (torch._foreach_*, torch._custom_ops.*): no promise about what they return
         if qual in ops.MASK_FUNCTIONS:
