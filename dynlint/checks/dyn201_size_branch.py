@@ -106,14 +106,21 @@ def _agreement(a, test: ast.expr) -> bool:
 
 
 def _is_dimension(value: ast.expr) -> ast.expr | None:
-    """The tensor of ``x.shape[i]``/``x.size(i)`` (a constant ``i``), else None."""
+    """The tensor of ``x.shape[i]``/``x.size(i)`` (a constant ``i``, ``-1`` too), else None."""
     if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and value.value.attr == "shape" \
-            and isinstance(value.slice, (ast.Constant, ast.UnaryOp)):
+            and _constant_index(value.slice):
         return value.value.value
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
-            and len(value.args) == 1 and isinstance(value.args[0], (ast.Constant, ast.UnaryOp)) and not value.keywords:
+            and len(value.args) == 1 and _constant_index(value.args[0]) and not value.keywords:
         return value.func.value
     return None
+
+
+def _constant_index(index: ast.expr) -> bool:
+    """``0``, ``-1``: a dimension named by an integer constant."""
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+        index = index.operand
+    return isinstance(index, ast.Constant) and type(index.value) is int
 
 
 # (operator, constant) pairs whose outcome is the same for every size >= 2: torch.compile specializes
