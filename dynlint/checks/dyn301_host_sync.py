@@ -370,12 +370,17 @@ def _moved_tensor(value: ast.expr) -> bool:
 
 
 def _python_sequence(a, value: ast.expr) -> bool:
-    """A list, tuple or ModuleList (not a dict: a tensor key is hashed, not read)."""
+    """A list, tuple or ModuleList (not a dict: a tensor key is hashed, not read); a value of unknown kind
+    named as a list (espnet's ``self.token_list[x]``, lavis' ``answer_list[max_id]``)."""
     kind = a.kind(value)
     if kind == MODULE:
         return True
     if type(kind) is tuple:
         return kind[0] in (SEQ, TUPLE)
+    if kind is None or (kind in TENSORISH and a.uncertain(value)):
+        name = value.id if type(value) is ast.Name else value.attr if type(value) is ast.Attribute else ""
+        if name.lower().endswith("list"):
+            return True
     if kind != PY:
         return False
     if isinstance(value, (ast.List, ast.Tuple, ast.ListComp)):
