@@ -688,7 +688,9 @@ TENSOR_ONLY_METHODS = frozenset((
     "unfold fold nan_to_num isnan isinf isfinite logical_not logical_and logical_or "
     "eq ne gt ge lt le sign floor_divide cummax cummin cumprod logcumsumexp tril triu diag_embed "
     "pin_memory record_stream data_ptr storage untyped_storage get_device is_contiguous stride storage_offset "
-    "requires_grad_ retain_grad register_hook type"
+    "requires_grad_ retain_grad register_hook type "
+    # elementwise math numpy arrays and Python numbers have no method for (torchdiffeq's `norm(y0 / scale).abs()`)
+    "abs reciprocal erf erfc erfinv expm1 log2 log10 sin cos sinh cosh square"
 ).split())
 
 #: what only a tensor (or a module, which has no ``.item()``/``.tolist()``) is moved or detached with
