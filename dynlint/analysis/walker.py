@@ -86,7 +86,7 @@ class _Scope:
 
 class _ClassInfo:
     __slots__ = ("name", "id", "is_module", "is_dataset", "attr_kinds", "body_attrs", "node", "deferred", "host_class",
-                 "step_registered")
+                 "step_registered", "function_attrs")
 
     def __init__(self, name: str, class_id: str, is_module: bool, is_dataset: bool, node=None):
         self.name = name
@@ -102,6 +102,7 @@ class _ClassInfo:
         self.deferred = False                    # its methods are walked one by one (module-level class)
         self.host_class = False                  # every method runs on the host (a LightningDataModule)
         self.step_registered = False             # registered as a task utility a head runs in its loss
+        self.function_attrs: dict[str, str | None] = {}  # attr -> project function __init__ stores there by name
 
 
 @dataclass
@@ -278,6 +279,7 @@ class Analyzer:
         is_init = cls is not None and node.name == "__init__"
         if is_init:
             cls.attr_kinds = dict(cls.body_attrs)
+            cls.function_attrs = {}
             self._init_of = cls
         try:
             self._walk_function(node, function_id, cls, flags)
@@ -696,6 +698,8 @@ class Analyzer:
                     kind = None
                 self._set_self_attr(self.classes[-1], target.attr,
                                     kind if kind is None or relevant(kind) is not None else PY)
+                if self._init_of is self.classes[-1]:
+                    self._note_function_attr(self.classes[-1], target.attr, value)
         elif isinstance(target, ast.Attribute) and kind in TENSORISH and value is not None \
                 and (type(value) is ast.BoolOp or not self.uncertain(value)):  # (`flag and mask`: False or the mask)
             owner = obj_class(self.kind(target.value))
@@ -1442,19 +1446,28 @@ class Analyzer:
             self._maybe_calls.add(id(node))
         return kind
 
+    def _note_function_attr(self, info: "_ClassInfo", attr: str, value) -> None:
+        """``self._compute_prototypes = compute_prototypes`` in ``__init__``: the project function it names."""
+        if type(value) is ast.Name:
+            qual = self.qualname(value)
+            if qual is not None and self._is_project(qual):
+                info.function_attrs[attr] = qual if info.function_attrs.get(attr, qual) == qual else None
+                return
+        if attr in info.function_attrs:
+            info.function_attrs[attr] = None
+
     def _function_attribute(self, info: "_ClassInfo", attr: str) -> str | None:
         """The project function that ``self.<attr>`` holds when every store of it in the class names the same
         module-level function (learn2learn's ``self._compute_prototypes = compute_prototypes``, called as
         ``self._compute_prototypes(support, labels)``), else None."""
-        if info.node is None:
+        qual = info.function_attrs.get(attr)
+        if qual is None or info.node is None:
             return None
-        names = _function_attr_names(info.node).get(attr)
-        if not names or len(names) != 1:
-            return None
-        name = next(iter(names))
-        module = self.module_scope
-        qual = (module.aliases or {}).get(name) or module.defs.get(name) or self.aliases.get(name)
-        return qual if qual is not None and self._is_project(qual) else None
+        # __init__ stored it (a name resolved there: `self.fn = fn` of a parameter is not the function); no other
+        # store of the attribute in the class says otherwise
+        stores = _self_attr_values(info.node).get(attr, ())
+        return qual if all(not unpacked and type(value) is ast.Name and value.id == stores[0][0].id
+                           for value, unpacked in stores) else None
 
     def _torch_layer_tensor(self, class_id: str, attr: str) -> bool:
         """``attr`` is a parameter or buffer that a torch.nn layer among the class's bases registers."""
@@ -3976,46 +3989,6 @@ def _self_attr_values(cls: ast.ClassDef) -> dict[str, list]:
                     if type(element) is ast.Attribute and type(element.value) is ast.Name and element.value.id == "self":
                         found.setdefault(element.attr, []).append((node.value, unpacked))
         cls._dynlint_self_attr_values = found
-    return found
-
-
-def _function_attr_names(cls: ast.ClassDef) -> dict[str, frozenset | None]:
-    """attribute -> the names its class's methods store there when every store is a plain name that the storing
-    method neither takes nor binds (``self._compute_prototypes = compute_prototypes``: a module-level
-    function), None when another store says otherwise (kept on the tree)."""
-    found = getattr(cls, "_dynlint_function_attrs", None)
-    if found is None:
-        found = {}
-        for method in cls.body:
-            if type(method) not in _FUNCTION_NODES:
-                continue
-            local = None
-            for node in ast.walk(method):
-                if type(node) not in (ast.Assign, ast.AnnAssign, ast.AugAssign):
-                    continue
-                targets = node.targets if type(node) is ast.Assign else [node.target]
-                for target in targets:
-                    for element in (target.elts if type(target) in (ast.Tuple, ast.List) else [target]):
-                        if not (type(element) is ast.Attribute and type(element.value) is ast.Name
-                                and element.value.id == "self"):
-                            continue
-                        attr, value = element.attr, node.value
-                        if type(node) is not ast.Assign or element is not target or type(value) is not ast.Name:
-                            found[attr] = None
-                            continue
-                        if local is None:
-                            args = method.args
-                            local = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-                            local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-                            local.update(n.id for n in ast.walk(method)
-                                         if type(n) is ast.Name and type(n.ctx) is not ast.Load)
-                        if value.id in local:
-                            found[attr] = None
-                        elif attr not in found:
-                            found[attr] = frozenset((value.id,))
-                        elif found[attr] is not None:
-                            found[attr] = found[attr] | {value.id}
-        cls._dynlint_function_attrs = found
     return found
 
 
