@@ -1457,9 +1457,9 @@ class Analyzer:
             info.function_attrs[attr] = None
 
     def _function_attribute(self, info: "_ClassInfo", attr: str) -> str | None:
-        """The project function that ``self.<attr>`` holds when every store of it in the class names the same
-        module-level function (learn2learn's ``self._compute_prototypes = compute_prototypes``, called as
-        ``self._compute_prototypes(support, labels)``), else None."""
+        """The project function that ``self.<attr>`` holds when ``__init__`` stores it there by name and every
+        other store of the attribute in the class names it too (learn2learn's ``self._compute_prototypes =
+        compute_prototypes``, called as ``self._compute_prototypes(support, labels)``), else None."""
         qual = info.function_attrs.get(attr)
         if qual is None or info.node is None:
             return None
