@@ -7,7 +7,7 @@ import ast
 from dynlint import ops
 from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH, TUPLE
 from dynlint.analysis.syntax import (accumulated_values, appended_values, assigned_once_from, assigned_values,
-                                     host_read_names)
+                                     host_read_names, innermost_function)
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
 
@@ -109,8 +109,10 @@ def _evident_tensor(a, value, depth: int = 0) -> bool:
         # an accumulator started from numbers or computed values, and summed from a computed tensor here
         # (`total = 0.`, then `total += loss` with `loss = criterion(out, y)`)
         accumulated = accumulated_values(a.stack, value.id)
-        return accumulated is not None and all(_number(v) or _computed(v) for v in accumulated[0]) \
-            and any(_evident_tensor(a, v, depth + 1) for v in accumulated[1])
+        if accumulated is not None:
+            return all(_number(v) or _computed(v) for v in accumulated[0]) \
+                and any(_evident_tensor(a, v, depth + 1) for v in accumulated[1])
+        return _annotated_parameter(a, value.id)
     if isinstance(value, ast.BinOp):
         return _evident_tensor(a, value.left, depth + 1) or _evident_tensor(a, value.right, depth + 1)
     if isinstance(value, ast.Call):
@@ -123,6 +125,20 @@ def _evident_tensor(a, value, depth: int = 0) -> bool:
     if isinstance(value, ast.Subscript):
         return _evident_tensor(a, value.value, depth + 1)
     return False
+
+
+def _annotated_parameter(a, name: str) -> bool:
+    """``name`` is a parameter of the function, annotated (a tensor by its kind: ``sigmas: Tensor``) and
+    never bound again in it (audio-diffusion-pytorch's ``f"{sigmas[i + 1, 0, 0, 0]:.2f}"``)."""
+    function = innermost_function(a.stack)
+    if function is None:
+        return False
+    arguments = function.args
+    if not any(arg.arg == name and arg.annotation is not None
+               for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+        return False
+    return not any(type(node) is ast.Name and node.id == name and type(node.ctx) is not ast.Load
+                   for node in ast.walk(function))
 
 
 @RULE.on_call(functions=ops.FORMATTING_BUILTINS, methods=("format",), any_receiver=True)
