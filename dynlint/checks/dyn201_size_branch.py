@@ -41,6 +41,8 @@ def size_branch(a, test, body) -> str | None:
         return None  # `x.size(-1) == self.hidden_size`: a model's fixed sizes checked against its settings
     if _agreement(a, test):
         return None  # `labels.shape == (batch_size,)`, `x.shape[0] != skip.shape[0]`: which layout, not how big
+    if _storage_test(test):
+        return None  # `p._full_param_padded.storage().size() != p_size.numel()`: whether a buffer is allocated
     if not a.reads_tensor_size(test):
         return None  # (first: most tests read no size, and the next test follows names through the function)
     if _decided_by_specialization(a, test):
@@ -103,6 +105,19 @@ def _agreement(a, test: ast.expr) -> bool:
                 or any(data_dependent(a, t) for t in tensors):
             return False
     return True
+
+
+def _storage_test(test: ast.expr) -> bool:
+    """A comparison with the size of a tensor's storage (``x.storage().size()``, ``x.untyped_storage().nbytes()``):
+    memory management (fairscale's FSDP frees and reallocates parameter buffers and tests whether one is
+    allocated), not a shape the step specializes on."""
+    comparisons = [test] if isinstance(test, ast.Compare) else \
+        [v for v in test.values if isinstance(v, ast.Compare)] if isinstance(test, ast.BoolOp) else []
+    return any(isinstance(side, ast.Call) and isinstance(side.func, ast.Attribute)
+               and side.func.attr in ("size", "nbytes") and isinstance(side.func.value, ast.Call)
+               and isinstance(side.func.value.func, ast.Attribute)
+               and side.func.value.func.attr in ("storage", "untyped_storage")
+               for comparison in comparisons for side in (comparison.left, *comparison.comparators))
 
 
 def _is_dimension(value: ast.expr) -> ast.expr | None:
