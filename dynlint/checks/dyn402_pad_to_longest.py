@@ -134,13 +134,25 @@ def _pads_fixed_text(a, node: ast.Call) -> bool:
     if isinstance(texts, (ast.List, ast.Tuple)):
         return bool(texts.elts) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in texts.elts)
     if isinstance(texts, ast.Name):
+        if _repeated_item(a.bound_value(texts.id)):
+            return True  # `prompt = [self.prompt] * B` (mmpretrain's BlipCaption): B copies of one text
         return texts.id.isupper() and len(texts.id) > 1  # CLASS_NAMES: a constant, by convention
+    if _repeated_item(texts):
+        return True
     if isinstance(texts, ast.Attribute) and isinstance(texts.value, ast.Name) and texts.value.id == "self":
         function = innermost_function(a.stack)
         return function is not None and not any(
             isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr == texts.attr
             and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(function))
     return False
+
+
+def _repeated_item(value) -> bool:
+    """``[text] * n`` or ``n * [text]``: one item repeated, every copy as long as the others."""
+    if not isinstance(value, ast.BinOp) or not isinstance(value.op, ast.Mult):
+        return False
+    return any(isinstance(side, (ast.List, ast.Tuple)) and len(side.elts) == 1
+               and not isinstance(side.elts[0], ast.Starred) for side in (value.left, value.right))
 
 
 _IMAGE_KEYWORDS = frozenset({"images", "image", "audio", "audios", "videos", "raw_speech"})
