@@ -61,12 +61,18 @@ def _identity_only(test: ast.expr) -> bool:
     return False
 
 
+def _comparisons(test: ast.expr) -> list[ast.Compare]:
+    """The comparisons of a test: itself, or those joined by its ``and``/``or``."""
+    if isinstance(test, ast.Compare):
+        return [test]
+    return [v for v in test.values if isinstance(v, ast.Compare)] if isinstance(test, ast.BoolOp) else []
+
+
 def _against_configuration(test: ast.expr) -> bool:
     """An equality check of a size against the model's configuration (``x.size(-1) ==
     self.hidden_size``, ``len(self.vocab)``, ``self.config.dim``): the sizes it checks are fixed for
     a model.  Bounds (``x.size(1) > self.max_len``) are not: the size varies, the bound does not."""
-    comparisons = [test] if isinstance(test, ast.Compare) else \
-        [v for v in test.values if isinstance(v, ast.Compare)] if isinstance(test, ast.BoolOp) else []
+    comparisons = _comparisons(test)
     for comparison in comparisons:
         if not all(isinstance(op, (ast.Eq, ast.NotEq)) for op in comparison.ops):
             continue  # `x.size(1) > self.max_len`: a varying size against a bound
@@ -89,8 +95,7 @@ def _agreement(a, test: ast.expr) -> bool:
     or that two tensors agree; both sides follow the same inputs, so the outcome does not flip as sizes vary
     (measured: no more compiles than without the test).  Not a dimension of a data-dependent result
     (``x[mask].shape[0] == x.shape[0]`` asks whether every row was kept)."""
-    comparisons = [test] if isinstance(test, ast.Compare) else \
-        [v for v in test.values if isinstance(v, ast.Compare)] if isinstance(test, ast.BoolOp) else []
+    comparisons = _comparisons(test)
     if not comparisons or (isinstance(test, ast.BoolOp) and len(comparisons) != len(test.values)):
         return False
     for comparison in comparisons:
@@ -111,8 +116,7 @@ def _storage_test(test: ast.expr) -> bool:
     """A comparison with the size of a tensor's storage (``x.storage().size()``, ``x.untyped_storage().nbytes()``):
     memory management (fairscale's FSDP frees and reallocates parameter buffers and tests whether one is
     allocated), not a shape the step specializes on."""
-    comparisons = [test] if isinstance(test, ast.Compare) else \
-        [v for v in test.values if isinstance(v, ast.Compare)] if isinstance(test, ast.BoolOp) else []
+    comparisons = _comparisons(test)
     return any(isinstance(side, ast.Call) and isinstance(side.func, ast.Attribute)
                and side.func.attr in ("size", "nbytes") and isinstance(side.func.value, ast.Call)
                and isinstance(side.func.value.func, ast.Attribute)
@@ -194,22 +198,10 @@ def _data_dependent_size(a, node: ast.expr, follow: bool = True) -> bool:
         entry = a.scope.bindings.get(node.id)
         value = entry[0] if entry is not None else single_assignment(a.stack, node.id)
         return value is not None and _data_dependent_size(a, value, follow=False)
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
-        return data_dependent(a, node.value.value)
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) and \
-            isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "size":
-        return data_dependent(a, node.value.func.value)
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in ("size", "numel", "nelement"):
-            tensor = node.args[0] if func.attr == "numel" and len(node.args) == 1 else func.value
-            return isinstance(tensor, ast.expr) and data_dependent(a, tensor)
-        if isinstance(func, ast.Name) and len(node.args) == 1 and not node.keywords:
-            if func.id == "len":
-                return data_dependent(a, node.args[0])
-            if func.id in ("int", "float"):
-                return _data_dependent_size(a, node.args[0], follow)
-    return False
+    if _converted_number(node):
+        return _data_dependent_size(a, node.args[0], follow)
+    tensor = _measured_tensor(a, node)
+    return tensor is not None and data_dependent(a, tensor)
 
 
 def _direct_size_product(a, node: ast.expr) -> bool:
@@ -237,22 +229,40 @@ def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
         if entry is not None:
             return _direct_size(a, entry[0], follow=False)
         return _unpacked_size(a, node.id) or _only_store_is_size(a, node.id)
+    if _converted_number(node):
+        # `n_labels = float(len(labels))` (imitation's discriminator statistics): the same size, as a number
+        return _direct_size(a, node.args[0], follow)
+    return _measured_tensor(a, node) is not None
+
+
+def _converted_number(node: ast.expr) -> bool:
+    """``int(v)`` or ``float(v)``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float") \
+        and len(node.args) == 1 and not node.keywords
+
+
+def _measured_tensor(a, node: ast.expr) -> ast.expr | None:
+    """The tensor whose size ``node`` reads: ``x.size(k)``, ``x.size()[k]``, ``x.shape[k]``, ``x.numel()``,
+    ``torch.numel(x)``, ``len(x)``; None for anything else."""
     if isinstance(node, ast.Subscript):
         value = node.value
-        return (isinstance(value, ast.Attribute) and value.attr == "shape") or \
-            (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size"
-             and not value.args)
+        if isinstance(value, ast.Attribute) and value.attr == "shape":
+            return value.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+                and not value.args:
+            return value.func.value
+        return None
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute):
             if func.attr == "numel" and len(node.args) == 1 and a.qualname(func) == "torch.numel":
-                return True  # torch.numel(x)
-            return (func.attr == "size" and len(node.args) == 1) or (func.attr in ("numel", "nelement") and not node.args)
-        if isinstance(func, ast.Name) and func.id in ("int", "float") and len(node.args) == 1 and not node.keywords:
-            # `n_labels = float(len(labels))` (imitation's discriminator statistics): the same size, as a number
-            return _direct_size(a, node.args[0], follow)
-        return isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1
-    return False
+                return node.args[0]
+            if (func.attr == "size" and len(node.args) == 1) or (func.attr in ("numel", "nelement") and not node.args):
+                return func.value
+            return None
+        if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1:
+            return node.args[0]
+    return None
 
 
 def _only_store_is_size(a, name: str) -> bool:
