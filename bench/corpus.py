@@ -460,14 +460,26 @@ PACKAGES: tuple[Package, ...] = (
     Package("advertorch", "0.2.3", "dev", "adversarial robustness: PGD/CW/FGSM attacks, iterative projections, defenses, attack bookkeeping"),
     # added on 2026-11-28 (twenty-second session, at its start, while the thirty-sixth set was being judged),
     # before dynlint was ever run on them: a thirty-seventh held-out set (hazards picked by readers who never ran dynlint)
-    Package("hear21passt", "0.0.26", "held-out", "audio transformers: PaSST patchout spectrogram transformer, mel front-end, HEAR embedding wrappers"),
-    Package("nemo-toolkit", "3.0.0", "held-out", "conversational AI: ASR (CTC, RNN-T, decoding), TTS, NLP models, collections, Lightning training"),
-    Package("torch-spatiotemporal", "0.9.5", "held-out", "spatiotemporal graph networks: graph RNNs/TCNs, imputation models, masked losses, dynamic graphs, Lightning predictors"),
-    Package("torchtext", "0.18.0", "held-out", "text: vocab, transforms, datasets, RoBERTa/T5 models, beam search, nested tensors"),
-    Package("torchmeta", "1.8.0", "held-out", "meta-learning: MetaModule layers with functional params, MAML utilities, few-shot datasets and splitters, prototypical losses"),
-    Package("torchreid", "0.2.5", "held-out", "person re-identification: triplet and center losses with hard mining, OSNet/ResNet models, ranking metrics, engines"),
-    Package("torchcfm", "1.0.7", "held-out", "conditional flow matching: optimal-transport plans, matchers, UNet models, sampling"),
-    Package("nnAudio", "0.3.4", "held-out", "audio front-ends: STFT, mel, CQT, MFCC, Griffin-Lim as torch layers"),
+    # measured once at ad65be1 at the start of the twenty-third session and moved to dev then
+    Package("hear21passt", "0.0.26", "dev", "audio transformers: PaSST patchout spectrogram transformer, mel front-end, HEAR embedding wrappers"),
+    Package("nemo-toolkit", "3.0.0", "dev", "conversational AI: ASR (CTC, RNN-T, decoding), TTS, NLP models, collections, Lightning training"),
+    Package("torch-spatiotemporal", "0.9.5", "dev", "spatiotemporal graph networks: graph RNNs/TCNs, imputation models, masked losses, dynamic graphs, Lightning predictors"),
+    Package("torchtext", "0.18.0", "dev", "text: vocab, transforms, datasets, RoBERTa/T5 models, beam search, nested tensors"),
+    Package("torchmeta", "1.8.0", "dev", "meta-learning: MetaModule layers with functional params, MAML utilities, few-shot datasets and splitters, prototypical losses"),
+    Package("torchreid", "0.2.5", "dev", "person re-identification: triplet and center losses with hard mining, OSNet/ResNet models, ranking metrics, engines"),
+    Package("torchcfm", "1.0.7", "dev", "conditional flow matching: optimal-transport plans, matchers, UNet models, sampling"),
+    Package("nnAudio", "0.3.4", "dev", "audio front-ends: STFT, mel, CQT, MFCC, Griffin-Lim as torch layers"),
+    # added on 2026-11-28 (twenty-third session, at its start, while the thirty-seventh set was being measured),
+    # before dynlint was ever run on them: a thirty-eighth held-out set (hazards picked by readers who never ran
+    # dynlint); larger packages than the thirty-seventh set's
+    Package("anomalib", "2.7.0", "held-out", "anomaly detection: PatchCore/PaDiM/EfficientAd/FastFlow... models, anomaly maps, thresholds, post-processing, Lightning modules"),
+    Package("deepinv", "0.5.0", "held-out", "inverse problems: physics operators, unrolled and plug-and-play reconstruction, denoisers, losses, optimisation iterators"),
+    Package("fairseq2", "0.8.1", "held-out", "sequence modelling: transformer/LLaMA/wav2vec2 models, batch layouts and padding masks, generators, recipes"),
+    Package("mmrazor", "1.0.0", "held-out", "model compression on MMEngine: NAS supernets, pruning mutators, distillation losses and recorders, quantization"),
+    Package("agilerl", "2.58.0", "held-out", "evolutionary RL: PPO/DQN/TD3/MADDPG/GRPO algorithms, evolvable networks, replay buffers, training loops"),
+    Package("boxmot", "25.0.0", "held-out", "multi-object tracking: ReID backbones, association trackers (BoT-SORT, StrongSORT...), Kalman filters, matching"),
+    Package("surya-ocr", "0.22.1", "held-out", "document OCR: text detection and recognition transformers, layout and table models, batched inference"),
+    Package("skrl", "2.1.1", "held-out", "reinforcement learning: PPO/SAC/TD3/AMP agents, memories, preprocessors, model mixins, trainers"),
 )
 
 GROUPS = ("dev", "held-out")
