@@ -100,6 +100,17 @@ THIRD_PARTY_GRAPH = frozenset(
     for name in _pyg_spellings(module, function)
 )
 DYNAMIC_FUNCTIONS.update({name: ("DYN105", _PYG_ADVICE) for name in THIRD_PARTY_GRAPH})
+#: torch_sparse's diagonal and selection helpers (read in torch_sparse 0.6.18's source, ``diag.py`` and
+#: ``masked_select.py``): each selects the stored entries through a boolean mask (``row[row != col]``), so how
+#: many entries the result holds comes from the graph (tsl's GAT and GRIN layers call them in forward)
+_TORCH_SPARSE_ADVICE = ("build the adjacency (self-loops removed or added) outside the compiled region, or keep a "
+                        "dense adjacency and mask it with torch.where")
+THIRD_PARTY_SPARSE = frozenset(
+    f"torch_sparse.{module}{function}"
+    for module, functions in (("diag.", ("remove_diag", "set_diag", "fill_diag", "get_diag")),
+                              ("masked_select.", ("masked_select", "masked_select_nnz")))
+    for function in functions for module in (module, ""))
+DYNAMIC_FUNCTIONS.update({name: ("DYN105", _TORCH_SPARSE_ADVICE) for name in THIRD_PARTY_SPARSE})
 #: DGL's graph traversals (``dgl.traversal``, re-exported as ``dgl.*``; read in dgl 2.1.0's source): a C call on
 #: the graph's host index returns every visited node or edge and the frontier sizes, then ``F.split`` cuts them
 #: into one tensor per frontier: how many frontiers, and how long each, comes from the graph's structure
@@ -121,12 +132,14 @@ SIZED_UNLESS_GIVEN: dict[str, tuple[tuple[str, int], ...]] = {
         ("degree", "_degree", (("num_nodes", 1),)),
         ("add_self_loops", "loop", (("num_nodes", 3),)),
         ("to_dense_batch", "_to_dense_batch", (("max_num_nodes", 3), ("batch_size", 4))),
+        ("maybe_num_nodes", "num_nodes", (("num_nodes", 1),)),
     )
     for name in _pyg_spellings(module, function)
 }
 
 #: third-party functions a project may define (or vendor) itself: then its own body is checked instead
-THIRD_PARTY_DYNAMIC = THIRD_PARTY_NMS | THIRD_PARTY_UNPAD | THIRD_PARTY_GRAPH | frozenset(SIZED_UNLESS_GIVEN)
+THIRD_PARTY_DYNAMIC = (THIRD_PARTY_NMS | THIRD_PARTY_UNPAD | THIRD_PARTY_GRAPH | THIRD_PARTY_SPARSE
+                       | frozenset(SIZED_UNLESS_GIVEN))
 
 #: tensor method -> (code, what to do instead, tensor_specific)
 #: ``tensor_specific``: no common non-tensor type has this method, so an
@@ -147,6 +160,10 @@ DYNAMIC_METHODS: dict[str, tuple[str, str, bool]] = {
     # a sparse tensor's duplicate indices summed: as many values as distinct indices (and sparse tensors break
     # the graph, as above); torch_sparse's SparseTensor.coalesce likewise
     "coalesce": ("DYN105", "keep a dense tensor and sum duplicates with index_add_/scatter_add_ into a fixed size", True),
+    # torch_sparse's SparseTensor methods (see THIRD_PARTY_SPARSE; no other common type has these names)
+    "remove_diag": ("DYN105", _TORCH_SPARSE_ADVICE, True),
+    "set_diag": ("DYN105", _TORCH_SPARSE_ADVICE, True),
+    "fill_diag": ("DYN105", _TORCH_SPARSE_ADVICE, True),
 }
 
 #: keywords of a dynamic method that only torch's spelling takes (numpy's ``nonzero()`` and pandas'
@@ -280,6 +297,8 @@ TORCH_DTYPES = frozenset(
 )
 #: torch functions returning Python data computed from tensor values
 DATA_TORCH_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
+#: tensor methods comparing whole tensors into a Python bool (``x.equal(y)``, ``x.allclose(y)``)
+DATA_COMPARISON_METHODS = frozenset({"equal", "allclose"})
 #: torch functions outside the tensor namespaces that return a tensor (pfrl's ACER: ``kl =
 #: torch.distributions.kl_divergence(p, q)``, then ``float(kl)``)
 TENSOR_TORCH_FUNCTIONS = frozenset({"torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"})

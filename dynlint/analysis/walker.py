@@ -985,6 +985,21 @@ class Analyzer:
         code converts it, it is a tensor."""
         return type(node) is ast.Attribute and self.kind(node) in TENSORISH and id(node) in self._none_or_tensor
 
+    def none_by_default(self, node: ast.AST) -> bool:
+        """A parameter of this function that defaults to None, not rebound up to here: passing it on
+        (``maybe_num_nodes(edge_index, num_nodes)`` in ``def conv(edge_index, num_nodes=None)``) passes
+        None whenever the caller leaves it out."""
+        if type(node) is not ast.Name or self.scope.bound_at.get(node.id):
+            return False
+        function = self.scope.node
+        if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+            return False
+        args = function.args
+        positional = args.posonlyargs + args.args
+        defaults = zip(positional[len(positional) - len(args.defaults):], args.defaults)
+        return any(arg.arg == node.id and default is not None and _is_constant_none(default)
+                   for arg, default in (*defaults, *zip(args.kwonlyargs, args.kw_defaults)))
+
     def on_some_path(self, node: ast.AST, kinds=TENSORISH) -> bool:
         """Whether the value is, on some path, a proven tensor: a name bound to a tensor in one
         branch and to something else in another (or what is computed from it).  Rules that

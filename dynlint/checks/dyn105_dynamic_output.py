@@ -51,13 +51,22 @@ def check_sized_unless_given(a, node: ast.Call, qual, method, receiver) -> None:
         return  # the project's own degree/to_dense_batch (PyTorch Geometric checked as a project): its body is checked
     if any(isinstance(arg, ast.Starred) for arg in node.args) or any(k.arg is None for k in node.keywords):
         return  # *args or **kwargs may carry the sizes
-    missing = [name for name, position in ops.SIZED_UNLESS_GIVEN[qual]
-               if (value := argument(node, position, name)) is None or is_constant(value, None)]
+    missing, defaulted = [], []
+    for name, position in ops.SIZED_UNLESS_GIVEN[qual]:
+        value = argument(node, position, name)
+        if value is None or is_constant(value, None):
+            missing.append(name)
+        elif a.none_by_default(value):
+            defaulted.append(value.id)  # def conv(edge_index, num_nodes=None): None unless the caller passes it
+    short = qual.rsplit(".", 1)[1]
     if missing:
-        short = qual.rsplit(".", 1)[1]
         given = " and ".join(f"{name}=" for name in missing)
         a.report(RULE, node, f"`{short}` without {given} reads tensor values to size its output (a sync and a "
                  f"graph break); pass {given}")
+    elif defaulted:
+        names = " and ".join(f"`{name}`" for name in defaulted)
+        a.report(RULE, node, f"`{short}` reads tensor values to size its output (a sync and a graph break) when "
+                 f"{names} keeps its default None; have callers pass the size, or give it one before the call")
 
 
 @RULE.on_call(setting="extend_dynamic_ops")

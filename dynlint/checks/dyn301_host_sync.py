@@ -166,6 +166,44 @@ def check_method(a, node, qual, method, receiver) -> None:
                  cpu_value=made_on_cpu(a, node.func.value))
 
 
+@RULE.on_call(functions=ops.DATA_TORCH_FUNCTIONS, methods=ops.DATA_COMPARISON_METHODS)
+def check_comparison(a, node, qual, method, receiver) -> None:
+    """``same = torch.equal(query, key)``, ``torch.allclose(a, b)``, ``x.equal(y)``: a Python bool read from
+    tensor data (measured on torch 2.13: "Data dependent operator" at ``aten.equal``).  As an ``if``/``while``
+    test the branch is DYN202's finding; elsewhere (assigned, returned, asserted) the read is here."""
+    if a.is_silenced(node) or _branch_test(a.stack, node):
+        return
+    if method is not None:
+        tensor = receiver in TENSORISH and not a.uncertain(node.func.value)
+        value = node.func.value
+    else:
+        values = [v for v in node.args if type(v) is not ast.Starred and a.value_kind(v) in TENSORISH]
+        tensor, value = bool(values), (values[0] if values else None)
+    if tensor:
+        name = f"torch.{qual.rpartition('.')[2]}" if qual is not None else f".{method}"
+        a.report(RULE, node, f"`{name}()` reads tensor values into a Python bool (a sync and a graph break); "
+                 "keep the answer as a tensor (`(a == b).all()`, `torch.isclose(a, b).all()`, `t != 0`) and use it with "
+                 "torch.where, or compare outside the compiled region", cpu_value=made_on_cpu(a, value))
+
+
+def _branch_test(stack: list, node: ast.AST) -> bool:
+    """The node lies in the test of an ``if``/``while``/ternary or a comprehension's ``if``, up to its
+    statement (an ``assert``'s test is no branch rule's: its syncs are this rule's, see ``on_error_path``)."""
+    child = node
+    for parent in reversed(stack):
+        if parent is node:
+            continue
+        t = type(parent)
+        if t in (ast.If, ast.While, ast.IfExp) and parent.test is child:
+            return True
+        if t is ast.comprehension and child in parent.ifs:
+            return True
+        if isinstance(parent, ast.stmt):
+            return False
+        child = parent
+    return False
+
+
 @RULE.on_call(functions=ops.HOST_SYNC_FUNCTIONS)
 def check_function(a, node, qual, method, receiver) -> None:
     if node.args and not a.is_silenced(node):
