@@ -33,6 +33,18 @@ def size_elements(node: ast.expr):
         yield node
 
 
+def parameters(args: ast.arguments) -> list[ast.arg]:
+    """A function's named parameters, in order (positional-only, positional, keyword-only; not ``*args``/``**kw``)."""
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+
+
+def parameter_defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr | None]]:
+    """Each named parameter with its default (None when it has none), in the order of ``parameters``."""
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    return [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+
+
 def keyword(node: ast.Call, name: str) -> ast.expr | None:
     """The value passed as keyword ``name``, or None."""
     for item in node.keywords:

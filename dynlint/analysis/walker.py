@@ -42,7 +42,8 @@ from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of 
 )
 from dynlint.analysis.modules import resolve_relative
 from dynlint.analysis.syntax import (
-    assigned_values, has_keyword, key_name, last_name, never_falls_through, only_exits, single_assignment,
+    assigned_values, has_keyword, key_name, last_name, never_falls_through, only_exits, parameter_defaults, parameters,
+    single_assignment,
 )
 from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
@@ -994,11 +995,8 @@ class Analyzer:
         function = self.scope.node
         if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef):
             return False
-        args = function.args
-        positional = args.posonlyargs + args.args
-        defaults = zip(positional[len(positional) - len(args.defaults):], args.defaults)
         return any(arg.arg == node.id and default is not None and _is_constant_none(default)
-                   for arg, default in (*defaults, *zip(args.kwonlyargs, args.kw_defaults)))
+                   for arg, default in parameter_defaults(function.args))
 
     def on_some_path(self, node: ast.AST, kinds=TENSORISH) -> bool:
         """Whether the value is, on some path, a proven tensor: a name bound to a tensor in one
@@ -1500,7 +1498,7 @@ class Analyzer:
         if name not in scope.kinds or scope.kinds[name] is not None or type(scope.node) not in _FUNCTION_NODES:
             return None  # (a name bound to a function has no kind; cheap tests before the function's index)
         arguments = scope.node.args
-        if any(a.arg == name for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+        if any(a.arg == name for a in parameters(arguments)):
             return None  # a parameter: whatever the caller passes (timm's `act_layer(...)`)
         bound = scope.bindings.get(name)
         if bound is not None and type(bound[0]) not in (ast.Name, ast.Attribute):
@@ -1925,7 +1923,7 @@ class Analyzer:
         """A graph pass: a parameter annotated as a ``torch.fx`` graph, graph module or node (deepspeed's
         DeepCompile passes). It runs while a model is being compiled, on the host, not in the step."""
         args = node.args
-        for arg in args.posonlyargs + args.args + args.kwonlyargs:
+        for arg in parameters(args):
             annotation = arg.annotation
             if annotation is not None and type(annotation) in (ast.Name, ast.Attribute) \
                     and self.qualname(annotation) in ops.FX_GRAPH_ANNOTATIONS:
@@ -1982,8 +1980,7 @@ class Analyzer:
         args = node.args
         positional = args.posonlyargs + args.args
         is_forward = bool(cls and cls.is_module and node.name == "forward")
-        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-        params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        params = parameter_defaults(args)
         evidence = documented = None
         own_tensors: list[str] = []  # parameters the function itself shows to be tensors (annotation, use)
         bound = cls is not None and bool(positional) and not _is_staticmethod(node)
@@ -2322,7 +2319,7 @@ class Analyzer:
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._visit_defaults(node.args)
         scope = _Scope("<lambda>", self._function_id())
-        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+        for arg in parameters(node.args):
             scope.kinds[arg.arg] = None
         scope.evidence = frozenset()
         self.scopes.append(scope)

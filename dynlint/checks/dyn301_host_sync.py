@@ -7,7 +7,7 @@ import ast
 from dynlint import ops
 from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH, TUPLE
 from dynlint.analysis.syntax import (accumulated_values, appended_values, assigned_once_from, assigned_values,
-                                     host_read_names, innermost_function)
+                                     host_read_names, innermost_function, parameters)
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
 
@@ -133,9 +133,7 @@ def _annotated_parameter(a, name: str) -> bool:
     function = innermost_function(a.stack)
     if function is None:
         return False
-    arguments = function.args
-    if not any(arg.arg == name and arg.annotation is not None
-               for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+    if not any(arg.arg == name and arg.annotation is not None for arg in parameters(function.args)):
         return False
     return not any(type(node) is ast.Name and node.id == name and type(node.ctx) is not ast.Load
                    for node in ast.walk(function))
