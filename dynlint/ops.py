@@ -250,8 +250,10 @@ FORMATTING_BUILTINS = frozenset({"str", "repr", "print"})
 #: builtins that make a slice from their arguments (``slice(start, start + n)``): bounds read as Python numbers
 SLICE_BUILTINS = frozenset({"slice"})
 
+#: tensor methods comparing whole tensors into a Python bool (``x.equal(y)``, ``x.allclose(y)``)
+DATA_COMPARISON_METHODS = frozenset({"equal", "allclose"})
 #: tensor methods that return Python data computed from values (not tensors)
-DATA_METHODS = frozenset({"item", "tolist", "equal", "allclose"})
+DATA_METHODS = frozenset({"item", "tolist"}) | DATA_COMPARISON_METHODS
 
 #: namespaces whose functions return tensors (unless listed as non-tensor below)
 TENSOR_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
@@ -297,8 +299,6 @@ TORCH_DTYPES = frozenset(
 )
 #: torch functions returning Python data computed from tensor values
 DATA_TORCH_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
-#: tensor methods comparing whole tensors into a Python bool (``x.equal(y)``, ``x.allclose(y)``)
-DATA_COMPARISON_METHODS = frozenset({"equal", "allclose"})
 #: torch functions outside the tensor namespaces that return a tensor (pfrl's ACER: ``kl =
 #: torch.distributions.kl_divergence(p, q)``, then ``float(kl)``)
 TENSOR_TORCH_FUNCTIONS = frozenset({"torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"})
