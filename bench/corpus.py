@@ -472,14 +472,25 @@ PACKAGES: tuple[Package, ...] = (
     # added on 2026-11-28 (twenty-third session, at its start, while the thirty-seventh set was being measured),
     # before dynlint was ever run on them: a thirty-eighth held-out set (hazards picked by readers who never ran
     # dynlint); larger packages than the thirty-seventh set's
-    Package("anomalib", "2.7.0", "held-out", "anomaly detection: PatchCore/PaDiM/EfficientAd/FastFlow... models, anomaly maps, thresholds, post-processing, Lightning modules"),
-    Package("deepinv", "0.5.0", "held-out", "inverse problems: physics operators, unrolled and plug-and-play reconstruction, denoisers, losses, optimisation iterators"),
-    Package("fairseq2", "0.8.1", "held-out", "sequence modelling: transformer/LLaMA/wav2vec2 models, batch layouts and padding masks, generators, recipes"),
-    Package("mmrazor", "1.0.0", "held-out", "model compression on MMEngine: NAS supernets, pruning mutators, distillation losses and recorders, quantization"),
-    Package("agilerl", "2.58.0", "held-out", "evolutionary RL: PPO/DQN/TD3/MADDPG/GRPO algorithms, evolvable networks, replay buffers, training loops"),
-    Package("boxmot", "25.0.0", "held-out", "multi-object tracking: ReID backbones, association trackers (BoT-SORT, StrongSORT...), Kalman filters, matching"),
-    Package("surya-ocr", "0.22.1", "held-out", "document OCR: text detection and recognition transformers, layout and table models, batched inference"),
-    Package("skrl", "2.1.1", "held-out", "reinforcement learning: PPO/SAC/TD3/AMP agents, memories, preprocessors, model mixins, trainers"),
+    # measured once at efa3552 (the analysis of 232aa7f) at the end of the twenty-third session and moved to dev then
+    Package("anomalib", "2.7.0", "dev", "anomaly detection: PatchCore/PaDiM/EfficientAd/FastFlow... models, anomaly maps, thresholds, post-processing, Lightning modules"),
+    Package("deepinv", "0.5.0", "dev", "inverse problems: physics operators, unrolled and plug-and-play reconstruction, denoisers, losses, optimisation iterators"),
+    Package("fairseq2", "0.8.1", "dev", "sequence modelling: transformer/LLaMA/wav2vec2 models, batch layouts and padding masks, generators, recipes"),
+    Package("mmrazor", "1.0.0", "dev", "model compression on MMEngine: NAS supernets, pruning mutators, distillation losses and recorders, quantization"),
+    Package("agilerl", "2.58.0", "dev", "evolutionary RL: PPO/DQN/TD3/MADDPG/GRPO algorithms, evolvable networks, replay buffers, training loops"),
+    Package("boxmot", "25.0.0", "dev", "multi-object tracking: ReID backbones, association trackers (BoT-SORT, StrongSORT...), Kalman filters, matching"),
+    Package("surya-ocr", "0.22.1", "dev", "document OCR: text detection and recognition transformers, layout and table models, batched inference"),
+    Package("skrl", "2.1.1", "dev", "reinforcement learning: PPO/SAC/TD3/AMP agents, memories, preprocessors, model mixins, trainers"),
+    # added on 2026-11-28 (twenty-third session, at its end, while the thirty-eighth set was being measured),
+    # before dynlint was ever run on them: a thirty-ninth held-out set (hazards picked by readers who never ran dynlint)
+    Package("nni", "3.0", "held-out", "AutoML: NAS search spaces and strategies, pruning and quantization compressors, one-shot supernets, trainers"),
+    Package("groundingdino-py", "0.4.0", "held-out", "open-set detection: Grounding DINO with text-image fusion, deformable transformer, box post-processing"),
+    Package("torchdistill", "1.1.5", "held-out", "knowledge distillation: teacher/student wrappers, distillation losses, forward hooks, training boxes"),
+    Package("chai-lab", "0.6.1", "held-out", "biomolecular structure prediction: Chai-1 trunk, diffusion sampling, confidence heads, featurization"),
+    Package("styletts2", "0.1.6", "held-out", "text to speech: StyleTTS 2 style diffusion, duration and prosody predictors, decoders, inference"),
+    Package("pytorch-ood", "0.4.0", "held-out", "out-of-distribution detection: detectors (energy, Mahalanobis, ViM...), OOD losses, model wrappers, metrics"),
+    Package("sae-lens", "6.54.12", "held-out", "sparse autoencoders for interpretability: SAE variants, training loops, activation stores, evaluation"),
+    Package("pypose", "0.9.5", "held-out", "robot learning: Lie-group tensors, optimizers (LM, Gauss-Newton), Kalman filters, IMU preintegration, MPC"),
 )
 
 GROUPS = ("dev", "held-out")
