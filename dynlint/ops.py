@@ -228,6 +228,10 @@ META_ATTRIBUTES = frozenset(
 #: (``values``/``indices``: of the named tuples max/min/median/mode/sort/topk/kthvalue return)
 TENSOR_ATTRIBUTES = frozenset("T mT H mH data real imag grad values indices".split())
 
+#: array frameworks other than torch: a file that imports one of them and not torch works on its arrays (skrl's
+#: JAX and Warp agents beside its torch ones, whose ``loss.item()``/``x.numpy()`` read JAX and Warp values)
+FOREIGN_ARRAY_MODULES = frozenset({"jax", "jaxlib", "flax", "tensorflow", "keras", "warp", "mlx", "paddle",
+                                   "mindspore", "oneflow", "cupy"})
 #: tensor methods that copy a value to the host
 HOST_SYNC_METHODS: dict[str, bool] = {  # name -> tensor_specific
     "item": False,

@@ -77,11 +77,14 @@ def test_flake8_reports_syntax_errors_itself_not_dyn000(tmp_path):
 
 
 def fake_analysis(findings):
-    """What the walker returns, for stand-in findings in a file that imports torch."""
+    """What the walker returns, for stand-in findings in a file that imports torch, in a function nothing in the
+    run reaches (region unknown: reported by default; the module's own top-level statements are host code)."""
     from dynlint.analysis.facts import FileFacts
     from dynlint.analysis.walker import FileAnalysis
 
-    return FileAnalysis(list(findings), [("m", None, False)] * len(findings), FileFacts("m"), {}, True)
+    facts = FileFacts("m")
+    facts.functions["m.f"] = ((), (), False, False, False, ())  # def f(): ..., called by nothing
+    return FileAnalysis(list(findings), [("m.f", None, False)] * len(findings), facts, {}, True)
 
 
 def run_plugin(source, monkeypatch, findings, lines=None):

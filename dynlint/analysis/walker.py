@@ -141,6 +141,7 @@ class Analyzer:
         # first components of the project's module names: calls into them are worth recording
         self.project_roots = project_roots | {self.module.split(".", 1)[0]}
         self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object
+        self._foreign: bool | None = None      # see _foreign_arrays (decided at the first finding)
         self.star_imports = False              # `from <project module> import *` at module level
         self.imports_torch = False
         self.torch_alias: str | None = None
@@ -378,8 +379,8 @@ class Analyzer:
         compiled or the training step, where such a value is a tensor far more often than not.
         ``cpu_value``: the value read is a tensor made on the CPU (``torch.randint(0, n, (1,)).item()``):
         outside the compiled step it syncs nothing, so a training step's read counts as host code."""
-        if rule.scope is not checks.Scope.ANYWHERE and self.on_error_path():
-            return  # computed only to describe a failure: the step that gets there is over anyway
+        if rule.scope is not checks.Scope.ANYWHERE and (self.on_error_path() or self._foreign_arrays()):
+            return  # computed only to describe a failure: the step that gets there is over anyway; or no torch here
         code = rule.code
         line, col, end_line, end_col = self.position(node)
         key = (code, line, col)
@@ -406,6 +407,15 @@ class Analyzer:
         self.seen[key] = len(self.findings)
         self.findings.append(finding)
         self.places.append(place)
+
+    def _foreign_arrays(self) -> bool:
+        """The file imports another array framework (``ops.FOREIGN_ARRAY_MODULES``: JAX, TensorFlow, Warp...) and
+        not torch, at module level: its arrays are that framework's, none of this analysis's hazards."""
+        found = self._foreign
+        if found is None:
+            found = self._foreign = not self.imports_torch and any(
+                qualified.partition(".")[0] in ops.FOREIGN_ARRAY_MODULES for qualified in self.aliases.values())
+        return found
 
     def on_error_path(self) -> bool:
         """The node being walked only runs when the code is about to fail: inside ``raise ...``, in an
