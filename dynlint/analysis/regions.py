@@ -44,9 +44,9 @@
   ``metrics``, ``data``/``datasets``, ``visualization``, ``export``...; in a ``transforms`` module,
   not the bijections of a normalizing flow: a distribution ``Transform``'s methods, an ``nn.Module``
   with an inverse), the
-  top-level statements of every module (a script's, with or without an ``if __name__ ==
-  "__main__":`` block, or a library module's, run at import) and a module-level ``main()``, and
-  anything reachable only from them;
+  top-level statements of a script (a module with an ``if __name__ ==
+  "__main__":`` block) and a module-level ``main()``, and anything reachable only
+  from them;
   An uncalled method whose name is called on values of unknown type only from host code outside the
   test suite (``model.compress(x)`` in an evaluation script) is host code too;
 * ``unknown`` — nothing in this run reaches it (a library checked alone), or only
@@ -194,11 +194,8 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                     host.add(function_id)
             if name in ops.FIT_METHODS:
                 host.add(function_id)  # an encoder or normalizer fitted on data
-    # a script's `main()`, and every module's top-level statements (run once, at import or as a script's own
-    # code, with or without an `if __name__ == "__main__":` block: sphinx-gallery examples have none); their
-    # training loops still make a training step (statement context)
+    # a script's `main()`; its training loops still make a training step (statement context)
     for module in table.namespaces:
-        host.add(module)
         main = f"{module}.main"
         if main in table.functions:
             host.add(main)
