@@ -141,7 +141,7 @@ class Analyzer:
         # first components of the project's module names: calls into them are worth recording
         self.project_roots = project_roots | {self.module.split(".", 1)[0]}
         self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object
-        self._foreign: bool | None = None      # see _foreign_arrays (decided at the first finding)
+        self.imports_foreign = False           # a module-level import of another array framework (_foreign_arrays)
         self.star_imports = False              # `from <project module> import *` at module level
         self.imports_torch = False
         self.torch_alias: str | None = None
@@ -411,11 +411,7 @@ class Analyzer:
     def _foreign_arrays(self) -> bool:
         """The file imports another array framework (``ops.FOREIGN_ARRAY_MODULES``: JAX, TensorFlow, Warp...) and
         not torch, at module level: its arrays are that framework's, none of this analysis's hazards."""
-        found = self._foreign
-        if found is None:
-            found = self._foreign = not self.imports_torch and any(
-                qualified.partition(".")[0] in ops.FOREIGN_ARRAY_MODULES for qualified in self.aliases.values())
-        return found
+        return self.imports_foreign and not self.imports_torch
 
     def on_error_path(self) -> bool:
         """The node being walked only runs when the code is about to fail: inside ``raise ...``, in an
@@ -1771,6 +1767,8 @@ class Analyzer:
             scope.defs.pop(local, None)
             return
         self.aliases[local] = qualified
+        if qualified.split(".", 1)[0] in ops.FOREIGN_ARRAY_MODULES:
+            self.imports_foreign = True
         for other in self.scopes:
             other.kinds.pop(local, None)
             other.defs.pop(local, None)
