@@ -88,6 +88,26 @@ def only_exits(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
+def can_leave(statements: list[ast.stmt]) -> bool:
+    """Some statement of ``statements`` can leave the block early: a ``return`` (outside nested
+    functions and classes), or a ``break``/``continue`` outside loops nested in it."""
+    pending = [(statement, False) for statement in statements]
+    while pending:
+        node, in_loop = pending.pop()
+        t = type(node)
+        if t is ast.Return or (not in_loop and t in (ast.Break, ast.Continue)):
+            return True
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        nested = in_loop or t in (ast.For, ast.AsyncFor, ast.While)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                # a loop's else block is not inside the loop: its break leaves the enclosing one
+                inner = nested and not (t in (ast.For, ast.AsyncFor, ast.While) and child in node.orelse)
+                pending.append((child, inner))
+    return False
+
+
 def never_falls_through(body: list[ast.stmt]) -> bool:
     """The block never reaches its end: it returns, raises, breaks or continues (or ends in an if/else
     whose every branch does)."""

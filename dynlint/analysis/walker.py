@@ -42,8 +42,8 @@ from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of 
 )
 from dynlint.analysis.modules import resolve_relative
 from dynlint.analysis.syntax import (
-    assigned_values, has_keyword, key_name, last_name, never_falls_through, only_exits, parameter_defaults, parameters,
-    single_assignment,
+    assigned_values, can_leave, has_keyword, key_name, last_name, never_falls_through, only_exits, parameter_defaults,
+    parameters, single_assignment,
 )
 from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
@@ -416,7 +416,9 @@ class Analyzer:
     def on_error_path(self) -> bool:
         """The node being walked only runs when the code is about to fail: inside ``raise ...``, in an
         ``assert``'s message, or in a statement of a block that ends by raising (``if bad: print(t.sum());
-        raise ...``, ``first = mask.nonzero()[0].item(); raise RuntimeError(f"... {first}")``).  The test
+        raise ...``, ``first = mask.nonzero()[0].item(); raise RuntimeError(f"... {first}")``) when nothing
+        from that statement on can leave the block first (a function whose last statement raises after
+        ``if ok := t.all(): return`` does not only fail).  The test
         that leads there is not on it, nor is an assert's test: under torch.compile dynamo makes it a
         runtime assertion in the graph (measured on torch 2.13), but in eager, Gaudi lazy or XLA mode
         ``assert t.all().item()`` still copies the value to the host every step."""
@@ -433,7 +435,8 @@ class Analyzer:
                 for name in ("body", "orelse", "finalbody"):
                     block = getattr(parent, name, None)
                     if type(block) is list and statement in block:
-                        return type(block[-1]) is ast.Raise
+                        return type(block[-1]) is ast.Raise and not can_leave(
+                            block[block.index(statement):])
                 return False
         return False
 
