@@ -483,14 +483,26 @@ PACKAGES: tuple[Package, ...] = (
     Package("skrl", "2.1.1", "dev", "reinforcement learning: PPO/SAC/TD3/AMP agents, memories, preprocessors, model mixins, trainers"),
     # added on 2026-11-28 (twenty-third session, at its end, while the thirty-eighth set was being measured),
     # before dynlint was ever run on them: a thirty-ninth held-out set (hazards picked by readers who never ran dynlint)
-    Package("nni", "3.0", "held-out", "AutoML: NAS search spaces and strategies, pruning and quantization compressors, one-shot supernets, trainers"),
-    Package("groundingdino-py", "0.4.0", "held-out", "open-set detection: Grounding DINO with text-image fusion, deformable transformer, box post-processing"),
-    Package("torchdistill", "1.1.5", "held-out", "knowledge distillation: teacher/student wrappers, distillation losses, forward hooks, training boxes"),
-    Package("chai-lab", "0.6.1", "held-out", "biomolecular structure prediction: Chai-1 trunk, diffusion sampling, confidence heads, featurization"),
-    Package("styletts2", "0.1.6", "held-out", "text to speech: StyleTTS 2 style diffusion, duration and prosody predictors, decoders, inference"),
-    Package("pytorch-ood", "0.4.0", "held-out", "out-of-distribution detection: detectors (energy, Mahalanobis, ViM...), OOD losses, model wrappers, metrics"),
-    Package("sae-lens", "6.54.12", "held-out", "sparse autoencoders for interpretability: SAE variants, training loops, activation stores, evaluation"),
-    Package("pypose", "0.9.5", "held-out", "robot learning: Lie-group tensors, optimizers (LM, Gauss-Newton), Kalman filters, IMU preintegration, MPC"),
+    # measured once at fcc5901 (the twenty-third session's last analysis) at the start of the twenty-fourth session
+    # and moved to dev then
+    Package("nni", "3.0", "dev", "AutoML: NAS search spaces and strategies, pruning and quantization compressors, one-shot supernets, trainers"),
+    Package("groundingdino-py", "0.4.0", "dev", "open-set detection: Grounding DINO with text-image fusion, deformable transformer, box post-processing"),
+    Package("torchdistill", "1.1.5", "dev", "knowledge distillation: teacher/student wrappers, distillation losses, forward hooks, training boxes"),
+    Package("chai-lab", "0.6.1", "dev", "biomolecular structure prediction: Chai-1 trunk, diffusion sampling, confidence heads, featurization"),
+    Package("styletts2", "0.1.6", "dev", "text to speech: StyleTTS 2 style diffusion, duration and prosody predictors, decoders, inference"),
+    Package("pytorch-ood", "0.4.0", "dev", "out-of-distribution detection: detectors (energy, Mahalanobis, ViM...), OOD losses, model wrappers, metrics"),
+    Package("sae-lens", "6.54.12", "dev", "sparse autoencoders for interpretability: SAE variants, training loops, activation stores, evaluation"),
+    Package("pypose", "0.9.5", "dev", "robot learning: Lie-group tensors, optimizers (LM, Gauss-Newton), Kalman filters, IMU preintegration, MPC"),
+    # added on 2026-11-29 (twenty-fourth session, at its start, once the thirty-ninth set was measured), before
+    # dynlint was ever run on them: a fortieth held-out set (hazards picked by readers who never ran dynlint)
+    Package("megatron-core", "0.16.1", "held-out", "large-model training: tensor/pipeline/expert parallel transformer layers, MoE routers and token dispatchers, distributed optimizer"),
+    Package("nvidia-physicsnemo", "2.2.2", "held-out", "physics ML: neural operators, mesh graph networks, diffusion models for weather, physics-informed losses"),
+    Package("terratorch", "1.2.13", "held-out", "geospatial foundation models: backbones, decoders, segmentation/regression tasks, tiled inference, losses"),
+    Package("unsloth", "2026.10.9", "held-out", "LLM fine-tuning: patched attention/MLP/loss forwards, LoRA kernels, gradient checkpointing, RL trainers"),
+    Package("hivemind", "1.1.12", "held-out", "decentralized training: mixture-of-experts over a DHT, averagers, collaborative optimizer, gradient compression"),
+    Package("xformers", "0.0.35", "held-out", "attention building blocks: memory-efficient attention dispatch, attention biases and masks, sparse and sequence-parallel ops"),
+    Package("deepctr-torch", "0.3.0", "held-out", "CTR prediction: DeepFM/DIN/DIEN and other recommender models, feature columns, sequence pooling, training loop"),
+    Package("onnx2torch", "1.5.15", "held-out", "ONNX to PyTorch conversion: converted operator modules (Resize, NonZero, Slice, TopK...), node converters"),
 )
 
 GROUPS = ("dev", "held-out")
