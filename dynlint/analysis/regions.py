@@ -73,6 +73,8 @@ TRAINING = "training"
 HOST_REGION = "host"
 UNKNOWN = "unknown"
 REGIONS = (COMPILED, TRAINING, HOST_REGION, UNKNOWN)
+#: prefix of a key of ``function_regions``' result that places only a module's own top-level statements
+TOP_LEVEL = "<top>."
 
 #: how each region reads in the full output
 LABELS = {
@@ -219,8 +221,16 @@ def function_regions(table: ProjectFacts) -> dict[str, str]:
                            occasional, disabled, driver_methods)
         kept = _host_called_entries(table, candidates, trial, sites, module_of, scripts)
         if kept == candidates:
-            return trial
+            regions = trial
+            break
         candidates = kept
+    # the top-level statements of a module whose path says host code (a sphinx-gallery demo in `examples/`,
+    # a benchmark or a tool without a `__main__` block) are host code, as its functions are; only they are:
+    # what they call keeps the region the rest of the run gives it (a library's functional a demo calls may
+    # run in a user's step); a training loop among them is still the training step (statement context)
+    for module in host_modules | _host_directory_modules(table):
+        if module not in regions:
+            regions[TOP_LEVEL + module] = HOST_REGION
     return regions
 
 
@@ -363,8 +373,7 @@ def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str], set[str]]:
             # the words of a package's own name say what the package is about, not which of its modules are
             # host code (``pytorch_metric_learning``: its losses and miners run in the step)
             worded = len(words) > 1 and (index > 0 or len(parts) == 1)
-            if part in ops.HOST_MODULE_PARTS or ops.is_test_module_part(part) \
-                    or (worded and not ops.HOST_MODULE_WORDS.isdisjoint(words)):
+            if _says_host(part, words, worded):
                 host.add(module)
                 if part in ops.PLOT_MODULE_PARTS or not ops.PLOT_MODULE_PARTS.isdisjoint(words):
                     plots.add(module)
@@ -374,6 +383,30 @@ def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str], set[str]]:
         if (module in host and not other) or (module not in host and not ops.TRANSFORM_MODULE_PARTS.isdisjoint(parts)):
             transforms.add(module)
     return host, plots, transforms
+
+
+def _host_directory_modules(table: ProjectFacts) -> set[str]:
+    """The run's modules outside every package (their module name is their file's stem) in a directory whose
+    name says host code as ``_host_modules`` reads it (``examples/``, ``scripts/``, ``benchmarks/``,
+    ``tests/``), as the run's root sees their path: deepinv's sphinx-gallery demos,
+    ``examples/basics/demo_custom_optim.py``."""
+    found = set()
+    for relpath, module in table.module_of.items():
+        if "." in module or not relpath.endswith(".py"):
+            continue  # a package's module (``_host_modules`` reads its name), or a notebook (its cells keep theirs)
+        for part in relpath.replace("\\", "/").split("/")[:-1]:
+            words = part.strip("_").split("_")
+            if _says_host(part, words, len(words) > 1):
+                found.add(module)
+                break
+    return found
+
+
+def _says_host(part: str, words: list[str], worded: bool) -> bool:
+    """A part of a module's dotted name or of its path says host code (see ``_host_modules``); ``words``:
+    its ``_``-separated words, read only when ``worded``."""
+    return part in ops.HOST_MODULE_PARTS or ops.is_test_module_part(part) \
+        or (worded and not ops.HOST_MODULE_WORDS.isdisjoint(words))
 
 
 def _flow_transform(table: ProjectFacts, class_id: str) -> bool:
@@ -446,7 +479,8 @@ def region_of(function_id: str, context: str | None, regions: dict[str, str]) ->
     if context == FORWARD:
         return COMPILED
     current = function_id
-    while True:
+    region = regions.get(TOP_LEVEL + function_id)  # a module's own statements, not what it encloses
+    while region is None:
         region = regions.get(current)
         if region is not None:
             break
