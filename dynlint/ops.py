@@ -242,6 +242,11 @@ HOST_SYNC_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 #: torch functions that read a tensor's value on the host (measured: torch._check_tensor_all breaks the
 #: graph with "Tensor.item()")
 HOST_SYNC_FUNCTIONS = frozenset({"torch._check_tensor_all", "torch._check_tensor_all_with"})
+#: factories whose fill value is a Python number (a ``Scalar``), with its position: a tensor passed there is
+#: read on the host (measured on torch 2.13, a 0-d tensor: ``full_like`` and ``new_full`` make dynamo read it
+#: with ``.item()``; ``torch.full`` compiles, but every one copies the value to the host in eager and lazy mode)
+SCALAR_FILL_FUNCTIONS = {"torch.full": 1, "torch.full_like": 1}
+SCALAR_FILL_METHODS = {"new_full": 1}
 #: math-module functions that turn a tensor argument into a Python number (measured on torch 2.13, a 0-d
 #: tensor under torch.compile: each breaks the graph with "Data dependent operator", like float(t);
 #: math.radians does not, math.trunc rejects tensors)

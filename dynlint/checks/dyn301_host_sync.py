@@ -6,8 +6,8 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH, TUPLE
-from dynlint.analysis.syntax import (accumulated_values, appended_values, assigned_once_from, assigned_values,
-                                     host_read_names, innermost_function, parameters)
+from dynlint.analysis.syntax import (accumulated_values, appended_values, argument, assigned_once_from,
+                                     assigned_values, host_read_names, innermost_function, parameters)
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
 
@@ -167,9 +167,11 @@ def check_method(a, node, qual, method, receiver) -> None:
 @RULE.on_call(functions=ops.DATA_TORCH_FUNCTIONS, methods=ops.DATA_COMPARISON_METHODS)
 def check_comparison(a, node, qual, method, receiver) -> None:
     """``same = torch.equal(query, key)``, ``torch.allclose(a, b)``, ``x.equal(y)``: a Python bool read from
-    tensor data (measured on torch 2.13: "Data dependent operator" at ``aten.equal``).  As an ``if``/``while``
-    test the branch is DYN202's finding; elsewhere (assigned, returned, asserted) the read is here."""
-    if a.is_silenced(node) or _branch_test(a.stack, node):
+    tensor data (measured on torch 2.13: "Data dependent operator" at ``aten.equal``).  In a test DYN202 reports
+    as a branch on values the branch is its finding (it silences the reads in it); elsewhere (assigned, returned,
+    asserted, or in a test DYN202 does not see as one: ``all(torch.equal(s, first) for s in shards)``) the read
+    is here."""
+    if a.is_silenced(node):
         return
     if method is not None:
         tensor = receiver in TENSORISH and not a.uncertain(node.func.value)
@@ -184,29 +186,27 @@ def check_comparison(a, node, qual, method, receiver) -> None:
                  "torch.where, or compare outside the compiled region", cpu_value=made_on_cpu(a, value))
 
 
-def _branch_test(stack: list, node: ast.AST) -> bool:
-    """The node lies in the test of an ``if``/``while``/ternary or a comprehension's ``if``, up to its
-    statement (an ``assert``'s test is no branch rule's: its syncs are this rule's, see ``on_error_path``)."""
-    child = node
-    for parent in reversed(stack):
-        if parent is node:
-            continue
-        t = type(parent)
-        if t in (ast.If, ast.While, ast.IfExp) and parent.test is child:
-            return True
-        if t is ast.comprehension and child in parent.ifs:
-            return True
-        if isinstance(parent, ast.stmt):
-            return False
-        child = parent
-    return False
-
-
 @RULE.on_call(functions=ops.HOST_SYNC_FUNCTIONS)
 def check_function(a, node, qual, method, receiver) -> None:
     if node.args and not a.is_silenced(node):
         a.report(RULE, node, f"`{qual}` reads the tensor's value on the host (a sync and a graph break, like "
                  "Tensor.item()); use torch._assert_async, or check outside the compiled region")
+
+
+@RULE.on_call(functions=ops.SCALAR_FILL_FUNCTIONS, methods=ops.SCALAR_FILL_METHODS)
+def check_fill_value(a, node, qual, method, receiver) -> None:
+    """``torch.full((n,), sigma)``, ``x.new_full(shape, t)`` with a tensor ``sigma``/``t``: the fill value is a
+    Python number parameter, so the tensor is read on the host."""
+    if a.is_silenced(node) or (method is not None and receiver not in TENSORISH):
+        return
+    position = ops.SCALAR_FILL_FUNCTIONS[qual] if method is None else ops.SCALAR_FILL_METHODS[method]
+    value = argument(node, position, "fill_value")
+    if value is None or a.value_kind(value) not in TENSORISH or a.uncertain(value):
+        return
+    name = qual if method is None else f".{method}"
+    a.report(RULE, value, f"a tensor as the fill value of `{name}()` is read on the host (a sync in eager and lazy "
+             "XLA/HPU mode; `full_like`/`new_full` also break the graph); broadcast the tensor instead "
+             "(`t.expand(shape).clone()`, or `torch.ones(shape) * t`)", cpu_value=made_on_cpu(a, value))
 
 
 @RULE.on_subscript
