@@ -79,8 +79,9 @@ def is_constant(node: ast.expr, value) -> bool:
 
 
 def only_raises(body: list[ast.stmt]) -> bool:
-    statements = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    return bool(statements) and all(isinstance(s, ast.Raise) for s in statements)
+    """The block always ends by raising: its last statement raises and nothing before it can leave the block
+    first (``raise ValueError(...)``; ``msg = f"..."; raise ValueError(msg)``; ``logger.error(...); raise``)."""
+    return bool(body) and isinstance(body[-1], ast.Raise) and not can_leave(body)
 
 
 def only_exits(body: list[ast.stmt]) -> bool:

@@ -115,6 +115,11 @@ def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
         candidates.extend(node.args[i] for i in positions if i < len(node.args))
     candidates.extend(k.value for k in node.keywords if k.arg in keywords)
     for candidate in candidates:
+        if _rows_arithmetic(a, candidate):
+            a.report(RULE, candidate, f"sizes passed to {what} are computed from the rows of a tensor (each element "
+                     "is a 0-d tensor), so the output shapes are data-dependent; pass Python ints (a list of "
+                     "shapes kept beside the tensor), or read them once outside the compiled region")
+            return
         for value in size_elements(candidate):
             # also a size that is data on some path (`if max_len is None: max_len = lens.amax()`), and a
             # name bound to a tuple that holds one (`padding = (0, max_len - x.size(-1))`, then `F.pad(x, padding)`)
@@ -126,6 +131,30 @@ def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
                          "output shape is data-dependent; derive sizes from .shape/.size(), or use a fixed "
                          "maximum size with masking")
                 return
+
+
+def _rows_arithmetic(a, node: ast.expr) -> bool:
+    """``[h * w for h, w in spatial_shapes]`` with a tensor ``spatial_shapes`` (deformable attention's split of
+    the flattened feature levels): a comprehension over the rows of a proven tensor whose elements are arithmetic
+    on the rows' values (not their sizes: ``[len(r) for r in t]``, ``[r.shape[0] for r in t]`` are static)."""
+    if type(node) not in (ast.ListComp, ast.GeneratorExp) or len(node.generators) != 1:
+        return False
+    generator = node.generators[0]
+    source = generator.iter
+    if a.value_kind(source) not in TENSORISH or a.uncertain(source):
+        return False
+    targets = {n.id for n in ast.walk(generator.target) if type(n) is ast.Name}
+    used = False
+    for part in ast.walk(node.elt):
+        t = type(part)
+        if t is ast.Name:
+            if part.id not in targets:
+                return False
+            used = True
+        elif t not in (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load) and not isinstance(
+                part, (ast.operator, ast.unaryop)):
+            return False
+    return used
 
 
 def _constant_width(element: ast.Slice) -> bool:
