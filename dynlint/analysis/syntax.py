@@ -38,9 +38,14 @@ def parameters(args: ast.arguments) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs]
 
 
+def positional_parameters(args: ast.arguments) -> list[ast.arg]:
+    """A function's parameters that may be passed by position, in order (positional-only, then positional)."""
+    return [*args.posonlyargs, *args.args]
+
+
 def parameter_defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr | None]]:
     """Each named parameter with its default (None when it has none), in the order of ``parameters``."""
-    positional = [*args.posonlyargs, *args.args]
+    positional = positional_parameters(args)
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     return [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
 

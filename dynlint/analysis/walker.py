@@ -43,7 +43,7 @@ from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of 
 from dynlint.analysis.modules import resolve_relative
 from dynlint.analysis.syntax import (
     assigned_values, can_leave, has_keyword, key_name, last_name, never_falls_through, only_exits, parameter_defaults,
-    parameters, single_assignment,
+    parameters, positional_parameters, single_assignment,
 )
 from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
@@ -1811,7 +1811,7 @@ class Analyzer:
             flags.add(TRAINS)  # meshgpt's MeshAutoencoderTrainer(Module).forward: the loop over batches itself
         bound = bool(cls and node.args.args and not _is_staticmethod(node))
         args = node.args
-        positional = tuple(a.arg for a in args.posonlyargs + args.args)
+        positional = tuple(a.arg for a in positional_parameters(args))
         self.produced.functions[function_id] = (positional, tuple(a.arg for a in args.kwonlyargs),
                                                 args.vararg is not None, args.kwarg is not None, bound,
                                                 tuple(sorted(flags)))
@@ -1989,7 +1989,7 @@ class Analyzer:
 
     def _bind_parameters(self, node, scope: _Scope, cls: _ClassInfo | None) -> None:
         args = node.args
-        positional = args.posonlyargs + args.args
+        positional = positional_parameters(args)
         is_forward = bool(cls and cls.is_module and node.name == "forward")
         params = parameter_defaults(args)
         evidence = documented = None
@@ -3812,7 +3812,7 @@ def _passthrough_functions(body) -> dict[str, tuple[tuple[str, ...], frozenset[s
         arguments = statement.args
         if arguments.vararg is not None or arguments.kwarg is not None:
             continue
-        params = tuple(a.arg for a in arguments.posonlyargs + arguments.args)
+        params = tuple(a.arg for a in positional_parameters(arguments))
         names = set(params) | {a.arg for a in arguments.kwonlyargs}
         returned: set[str] = set()
         ok = True
