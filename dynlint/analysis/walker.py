@@ -42,8 +42,8 @@ from dynlint.analysis.kinds import (  # noqa: F401 - the kind names are part of 
 )
 from dynlint.analysis.modules import resolve_relative
 from dynlint.analysis.syntax import (
-    assigned_values, can_leave, has_keyword, key_name, last_name, never_falls_through, only_exits, parameter_defaults,
-    parameters, positional_parameters, single_assignment,
+    assigned_values, has_keyword, key_name, last_name, never_falls_through, only_exits, only_raises,
+    parameter_defaults, parameters, positional_parameters, single_assignment,
 )
 from dynlint.tensor_api import TENSOR_API
 from dynlint.diagnostics import Finding
@@ -435,8 +435,8 @@ class Analyzer:
                 for name in ("body", "orelse", "finalbody"):
                     block = getattr(parent, name, None)
                     if type(block) is list and statement in block:
-                        return type(block[-1]) is ast.Raise and not can_leave(
-                            block[block.index(statement):])
+                        # the statements from this one to the block's end only end by raising
+                        return only_raises(block[block.index(statement):])
                 return False
         return False
 
