@@ -495,14 +495,25 @@ PACKAGES: tuple[Package, ...] = (
     Package("pypose", "0.9.5", "dev", "robot learning: Lie-group tensors, optimizers (LM, Gauss-Newton), Kalman filters, IMU preintegration, MPC"),
     # added on 2026-11-29 (twenty-fourth session, at its start, once the thirty-ninth set was measured), before
     # dynlint was ever run on them: a fortieth held-out set (hazards picked by readers who never ran dynlint)
-    Package("megatron-core", "0.16.1", "held-out", "large-model training: tensor/pipeline/expert parallel transformer layers, MoE routers and token dispatchers, distributed optimizer"),
-    Package("nvidia-physicsnemo", "2.2.2", "held-out", "physics ML: neural operators, mesh graph networks, diffusion models for weather, physics-informed losses"),
-    Package("terratorch", "1.2.13", "held-out", "geospatial foundation models: backbones, decoders, segmentation/regression tasks, tiled inference, losses"),
-    Package("unsloth", "2026.10.9", "held-out", "LLM fine-tuning: patched attention/MLP/loss forwards, LoRA kernels, gradient checkpointing, RL trainers"),
-    Package("hivemind", "1.1.12", "held-out", "decentralized training: mixture-of-experts over a DHT, averagers, collaborative optimizer, gradient compression"),
-    Package("xformers", "0.0.35", "held-out", "attention building blocks: memory-efficient attention dispatch, attention biases and masks, sparse and sequence-parallel ops"),
-    Package("deepctr-torch", "0.3.0", "held-out", "CTR prediction: DeepFM/DIN/DIEN and other recommender models, feature columns, sequence pooling, training loop"),
-    Package("onnx2torch", "1.5.15", "held-out", "ONNX to PyTorch conversion: converted operator modules (Resize, NonZero, Slice, TopK...), node converters"),
+    # measured once at 8393c48 (the twenty-fourth session's last analysis) at the start of the twenty-fifth session
+    # and moved to dev then
+    Package("megatron-core", "0.16.1", "dev", "large-model training: tensor/pipeline/expert parallel transformer layers, MoE routers and token dispatchers, distributed optimizer"),
+    Package("nvidia-physicsnemo", "2.2.2", "dev", "physics ML: neural operators, mesh graph networks, diffusion models for weather, physics-informed losses"),
+    Package("terratorch", "1.2.13", "dev", "geospatial foundation models: backbones, decoders, segmentation/regression tasks, tiled inference, losses"),
+    Package("unsloth", "2026.10.9", "dev", "LLM fine-tuning: patched attention/MLP/loss forwards, LoRA kernels, gradient checkpointing, RL trainers"),
+    Package("hivemind", "1.1.12", "dev", "decentralized training: mixture-of-experts over a DHT, averagers, collaborative optimizer, gradient compression"),
+    Package("xformers", "0.0.35", "dev", "attention building blocks: memory-efficient attention dispatch, attention biases and masks, sparse and sequence-parallel ops"),
+    Package("deepctr-torch", "0.3.0", "dev", "CTR prediction: DeepFM/DIN/DIEN and other recommender models, feature columns, sequence pooling, training loop"),
+    Package("onnx2torch", "1.5.15", "dev", "ONNX to PyTorch conversion: converted operator modules (Resize, NonZero, Slice, TopK...), node converters"),
+    # added on 2026-11-29 (twenty-fifth session, at its start, while the fortieth set was being measured), before
+    # dynlint was ever run on them: a forty-first held-out set (hazards picked by readers who never ran dynlint)
+    Package("parler-tts", "0.2.3", "held-out", "text-to-speech: decoder-only audio-token LM with delay pattern masks, generation loop, DAC codec wrapper"),
+    Package("retinaface-pytorch", "0.0.8", "held-out", "face detection: RetinaFace with prior boxes, box/landmark decoding, NMS post-processing, multibox loss and matching"),
+    Package("flash-linear-attention", "0.6.0", "held-out", "linear attention and state-space layers (GLA, RetNet, Mamba, DeltaNet...): modules, varlen utilities, models"),
+    Package("lhotse", "1.33.0", "held-out", "speech data: cuts and samplers (dynamic bucketing), collation and padding, feature extraction, augmentation"),
+    Package("rectools", "0.19.0", "held-out", "recommender systems: SASRec/BERT4Rec transformer models, item nets, negative sampling losses, Lightning training"),
+    Package("trankit", "1.1.2", "held-out", "multilingual NLP pipeline: transformer tokenizer/tagger/parser/NER heads, CRF and biaffine decoding, training"),
+    Package("colossalai", "0.5.0", "held-out", "large-model training: shardformer policies and modeling rewrites, MoE, pipeline schedules, inference engine, ZeRO"),
 )
 
 GROUPS = ("dev", "held-out")
