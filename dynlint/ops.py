@@ -1108,3 +1108,7 @@ PLOT_MODULE_PARTS = frozenset({
 #: that is no nn.Module (``Text2Speech``, ``Speech2Text``) runs eagerly even when a module's forward calls it
 #: (a serving wrapper); its methods are not compiled through that call
 ENTRY_MODULE_WORDS = frozenset({"bin", "scripts", "tools", "inference", "pipeline", "pipelines"})
+#: words that make a module path part with a host or entry word in it name a kind of model parallelism, not
+#: an inference pipeline (megatron's ``pipeline_parallel`` package: its schedules and communicators run in the
+#: training step)
+PARALLELISM_WORDS = frozenset({"parallel", "parallelism"})

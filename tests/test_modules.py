@@ -15,8 +15,19 @@ def test_path_aliases_are_the_dotted_suffixes_of_the_path():
     assert path_aliases("notes.txt", "notes") == []
 
 
-def test_files_of_regular_packages_and_well_known_modules_get_no_alias():
-    assert path_aliases("src/pkg/helpers.py", "pkg.helpers") == []  # pkg/ has an __init__.py
+def test_a_regular_package_under_namespace_directories_is_also_named_through_them():
+    # megatron/ has no __init__.py, megatron/core/ has one: the module is core.models.x, imported as
+    # megatron.core.models.x
+    assert path_aliases("megatron/core/models/x.py", "core.models.x") == ["megatron.core.models.x"]
+    assert path_aliases("megatron/core/__init__.py", "core") == ["megatron.core"]
+    assert path_aliases("src/ns/pkg/helpers.py", "pkg.helpers") == ["ns.pkg.helpers", "src.ns.pkg.helpers"]
+
+
+def test_files_of_top_level_packages_renamed_modules_and_well_known_modules_get_no_alias():
+    assert path_aliases("pkg/helpers.py", "pkg.helpers") == []  # pkg/ has an __init__.py, at the root
+    assert path_aliases("a/b/train.py", "a.b.train") == []  # named by its path (make_units: two train.py)
+    assert path_aliases("scripts/train.py", "scripts.train_2") == []  # a name that is not its path's
+    assert path_aliases("torch/nn/mod.py", "nn.mod") == []  # never "torch.nn.mod"
     assert path_aliases("vendor/numpy/random.py", "random") == []  # never "numpy.random"
     assert path_aliases("lib/torch/ops.py", "ops") == []
 
@@ -26,6 +37,22 @@ def test_an_alias_two_files_could_have_is_not_used():
     assert aliases["a.utils"] == "utils" and aliases["a.model"] == "model"
     assert "c.x" not in aliases  # two files could be c.x
     assert aliases["b.c.x"] == "x" and aliases["d.c.x"] == "x"
+
+
+def test_a_model_whose_base_class_is_imported_through_a_namespace_directory_is_a_module(tmp_path):
+    # megatron-core's layout: megatron/ (no __init__.py) holds the regular package core/; its models import
+    # their nn.Module base as megatron.core.module: their forwards are the compiled step, found by default
+    core = tmp_path / "ns" / "core"
+    core.mkdir(parents=True)
+    (core / "__init__.py").write_text("")
+    (core / "module.py").write_text("import torch\n\n\nclass Base(torch.nn.Module):\n    pass\n")
+    (core / "model.py").write_text(
+        "from ns.core.module import Base\n\n\n"
+        "class Model(Base):\n    def forward(self, x, counts):\n        return x.split(counts.tolist())\n")
+    units = make_units([(str(core / name), f"ns/core/{name}") for name in ("__init__.py", "module.py", "model.py")])
+    results = check_units(units, Settings(), jobs=1)
+    found = {(r.relpath, f.code, f.line): f.region for r in results for f in r.findings}
+    assert found.get(("ns/core/model.py", "DYN302", 6)) == "compiled"
 
 
 def test_a_namespace_package_imported_from_the_project_root_is_one_project(tmp_path):

@@ -7,8 +7,9 @@ or a module run from its own directory).  Imports between project modules are
 resolved against these names (``dynlint.analysis.facts``), and, for a name no module of
 the run has, against the dotted forms of the files' paths (``path_aliases``): a directory
 without ``__init__.py`` (a namespace package, ``from pkg.helpers import f`` run from the
-project root) or a script directory put on ``sys.path`` (``from helpers import f`` for
-``src/pkg/helpers.py``).  Only a name that one file alone can have is used.
+project root, also above a regular package: ``from megatron.core.transformer import m`` for
+``megatron/core/transformer/__init__.py``) or a script directory put on ``sys.path``
+(``from helpers import f`` for ``src/pkg/helpers.py``).  Only a name that one file alone can have is used.
 """
 
 from __future__ import annotations
@@ -47,21 +48,27 @@ def _package_parts(directory: str) -> tuple[str, ...]:
 
 
 def path_aliases(relpath: str, module: str) -> list[str]:
-    """The other dotted names the file at ``relpath`` may be imported by, when it is not in a
-    regular package (its module name is its bare stem): the dotted suffixes of its path
-    (``a/pkg/helpers.py``: ``pkg.helpers``, ``a.pkg.helpers``), up to the first directory that
-    is not an identifier.  A name whose first part is a standard-library or well-known
-    third-party module is never one (a ``numpy/`` directory must not capture ``numpy``)."""
-    if "." in module:
-        return []
+    """The other dotted names the file at ``relpath`` may be imported by: its module name prefixed
+    with the directories above its outermost regular package (or above the file, outside every
+    package), nearest first, up to the first directory that is not an identifier.  Such a
+    directory is a namespace package (PEP 420) or a directory put on ``sys.path``:
+    ``a/pkg/helpers.py`` outside every package is also ``pkg.helpers`` and ``a.pkg.helpers``;
+    ``megatron/core/transformer/module.py``, whose ``core/`` holds an ``__init__.py`` and
+    ``megatron/`` none, is also ``megatron.core.transformer.module``.  A name whose first part is
+    a standard-library or well-known third-party module is never one (a ``numpy/`` directory
+    must not capture ``numpy``); a module named apart from its path (two files of one name,
+    told apart by ``make_units``) has none."""
     stem, extension = os.path.splitext(relpath.replace("\\", "/"))
     if extension not in (".py", ".pyi"):
         return []
     parts = [part for part in stem.split("/") if part not in ("", ".")]
     if parts and parts[-1] == "__init__":
         parts.pop()
+    own = module.split(".")
+    if parts[-len(own):] != own:
+        return []
     names = []
-    for start in range(len(parts) - 2, -1, -1):
+    for start in range(len(parts) - len(own) - 1, -1, -1):
         if not parts[start].isidentifier() or parts[start] in _EXTERNAL_ROOTS:
             break
         names.append(".".join(parts[start:]))

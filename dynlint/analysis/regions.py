@@ -350,11 +350,18 @@ def _entry_class_methods(table: ProjectFacts) -> list[str]:
         if owner not in table.classes or (table.class_flags(owner) or (False,))[0]:
             continue
         module = owner.rpartition(".")[0]
-        if module in table.namespaces and any(
-                part in ops.ENTRY_MODULE_WORDS or not ops.ENTRY_MODULE_WORDS.isdisjoint(part.strip("_").split("_"))
-                for part in module.split(".")):
+        if module in table.namespaces and any(_entry_part(part) for part in module.split(".")):
             found.append(function_id)
     return found
+
+
+def _entry_part(part: str) -> bool:
+    """A part of a module's name that says command-line programs or inference pipelines (``bin``,
+    ``tts_inference``), not a kind of parallelism (``pipeline_parallel``)."""
+    if part in ops.ENTRY_MODULE_WORDS:
+        return True
+    words = part.strip("_").split("_")
+    return not ops.ENTRY_MODULE_WORDS.isdisjoint(words) and ops.PARALLELISM_WORDS.isdisjoint(words)
 
 
 def _host_modules(table: ProjectFacts) -> tuple[set[str], set[str], set[str]]:
@@ -406,7 +413,7 @@ def _says_host(part: str, words: list[str], worded: bool) -> bool:
     """A part of a module's dotted name or of its path says host code (see ``_host_modules``); ``words``:
     its ``_``-separated words, read only when ``worded``."""
     return part in ops.HOST_MODULE_PARTS or ops.is_test_module_part(part) \
-        or (worded and not ops.HOST_MODULE_WORDS.isdisjoint(words))
+        or (worded and not ops.HOST_MODULE_WORDS.isdisjoint(words) and ops.PARALLELISM_WORDS.isdisjoint(words))
 
 
 def _flow_transform(table: ProjectFacts, class_id: str) -> bool:
