@@ -310,7 +310,15 @@ TORCH_DTYPES = frozenset(
 DATA_TORCH_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
 #: torch functions outside the tensor namespaces that return a tensor (pfrl's ACER: ``kl =
 #: torch.distributions.kl_divergence(p, q)``, then ``float(kl)``)
-TENSOR_TORCH_FUNCTIONS = frozenset({"torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"})
+#: torch functions outside the tensor namespaces that return a tensor: the KL divergence, and the gradient
+#: norm ``clip_grad_norm_`` returns (unsloth's ``float(torch.nn.utils.clip_grad_norm_(params, 1.0))`` logs it each
+#: step: a host sync)
+TENSOR_TORCH_FUNCTIONS = frozenset({
+    "torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence",
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm_",
+    "torch.nn.utils.get_total_norm", "torch.nn.utils.clip_grad.get_total_norm",
+    "torch.nn.utils.parameters_to_vector", "torch.nn.utils.convert_parameters.parameters_to_vector",
+})
 
 #: base classes that make a class an nn.Module (last component, after resolution)
 MODULE_BASE_QUALNAMES = frozenset({
@@ -723,6 +731,8 @@ TENSOR_ONLY_METHODS = frozenset((
 
 #: what only a tensor (or a module, which has no ``.item()``/``.tolist()``) is moved or detached with
 TENSOR_MOVE_METHODS = frozenset({"cpu", "cuda", "detach"})
+#: tensor methods that may copy a tensor from a device to the host (``x.to(device)``: any ``to`` may name the CPU)
+DEVICE_COPY_METHODS = frozenset({"cpu", "to"})
 
 #: ``torch.fx.experimental.symbolic_shapes``' helpers that evaluate a size test (without a guard where the
 #: size is unbacked): whether a branch on one specializes is what the test inside says (DYN201)

@@ -98,12 +98,15 @@ def test_check_locates_every_finding_by_cell_and_line(project):
     assert found == expected
 
 
-def test_a_plotting_helper_is_host_code_shown_with_include_host(project):
+def test_the_plotting_helpers_numpy_of_a_cpu_batch_is_not_flagged_even_with_include_host(project):
+    # the tutorial's `imshow(img)`: `img.numpy()` of a tensor never moved to a device (a loader's CPU batch;
+    # `Tensor.numpy()` refuses a device tensor) copies nothing, and the helper is host code anyway
     proc = dynlint("check", "--no-cache", "--include-host", "--output-format", "json", "nb/cifar10_training.ipynb",
                    cwd=project)
     cell, row, col = where(FIXTURES / "cifar10_training.ipynb", "img.numpy()")
-    [finding] = [f for f in json.loads(proc.stdout) if f["cell"] == cell and f["location"]["row"] == row]
-    assert (finding["code"], finding["location"]["column"], finding["region"]) == ("DYN301", col, "host")
+    findings = json.loads(proc.stdout)
+    assert findings  # the notebook's other findings are there
+    assert [f for f in findings if f["cell"] == cell and f["location"]["row"] == row] == []
 
 
 def test_full_output_shows_the_cell_line(project):

@@ -83,8 +83,8 @@ def element_kind(kind):
     """Kind of what iterating or indexing (with an integer) gives."""
     if kind in TENSORISH:
         return TENSOR
-    if kind in (SIZE, DATA):
-        return kind
+    if kind in (SIZE, DATA, NDARRAY):
+        return kind  # a numpy array's rows and elements (numpy scalars) are numpy values too
     if type(kind) is tuple:
         tag = kind[0]
         if tag in (SEQ, DICT):

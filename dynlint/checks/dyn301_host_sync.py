@@ -7,7 +7,7 @@ import ast
 from dynlint import ops
 from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH, TUPLE
 from dynlint.analysis.syntax import (accumulated_values, appended_values, argument, assigned_once_from,
-                                     assigned_values, host_read_names, innermost_function, parameters)
+                                     assigned_values, host_read_names, innermost_function, keyword, parameters)
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
 
@@ -154,6 +154,11 @@ def check_formatting_call(a, node, qual, method, receiver) -> None:
 @RULE.on_call(methods=ops.HOST_SYNC_METHODS)
 def check_method(a, node, qual, method, receiver) -> None:
     if node.args or a.is_silenced(node):
+        return
+    if method == "numpy" and not keyword(node, "force") and not _copied_from_device(a, node.func.value) \
+            and not _read_into_python(a, node):
+        # `t.numpy()` of a tensor never moved: it is on the CPU (a device tensor raises), nothing to copy, and
+        # torch.compile traces it; `t.numpy().tolist()` still breaks the graph (measured on torch 2.13)
         return
     strong = receiver in TENSORISH or ops.HOST_SYNC_METHODS[method] or (
         receiver is None and (_unknown_in_step(a, node) or _moved_tensor(node.func.value)
@@ -413,6 +418,41 @@ def _unknown_receiver(node: ast.Call) -> bool:
     the training step (``step_only``)."""
     return node.func.attr in ops.VALUE_READING_METHODS and \
         type(node.func.value) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.BinOp)
+
+
+def _copied_from_device(a, value: ast.expr, depth: int = 0) -> bool:
+    """The value ``.numpy()`` is called on was copied to the host in this expression (``x.detach().cpu()``,
+    ``x.to("cpu")``, ``x.to(device)``) or in the one a name was bound to (``y = x.cpu()``; ``y.numpy()``).
+    ``Tensor.numpy()`` refuses a tensor on another device (CUDA, XLA, HPU: "Use Tensor.cpu()"), so a tensor
+    never moved is a CPU tensor already: its ``.numpy()`` waits for no device, and torch.compile traces it
+    (measured on torch 2.13: no graph break).  Of 70 judged findings on such lines, 69 were host code."""
+    if depth > 6:
+        return True  # too far to follow: keep the finding
+    t = type(value)
+    if t is ast.Call and type(value.func) is ast.Attribute:
+        if value.func.attr in ops.DEVICE_COPY_METHODS:
+            return True
+        return _copied_from_device(a, value.func.value, depth + 1)  # .detach(), .float(), .squeeze(0)...
+    if t is ast.Attribute or t is ast.Subscript:
+        return _copied_from_device(a, value.value, depth + 1)  # .data, .T, x[0]
+    if t is ast.BinOp:
+        return _copied_from_device(a, value.left, depth + 1) or _copied_from_device(a, value.right, depth + 1)
+    if t is ast.UnaryOp:
+        return _copied_from_device(a, value.operand, depth + 1)
+    if t is ast.Name:
+        bound = a.bound_value(value.id) or assigned_once_from(a.stack, value.id)
+        return bound is not None and _copied_from_device(a, bound, depth + 1)
+    return False
+
+
+def _read_into_python(a, node: ast.Call) -> bool:
+    """``node`` is the receiver of ``.tolist()``/``.item()`` (``t.numpy().tolist()``)."""
+    stack = a.stack
+    index = len(stack) - 1
+    while index >= 0 and stack[index] is not node:
+        index -= 1
+    parent = stack[index - 1] if index > 0 else None
+    return type(parent) is ast.Attribute and parent.value is node and parent.attr in ops.DATA_METHODS
 
 
 def _moved_tensor(value: ast.expr) -> bool:
