@@ -219,7 +219,8 @@ SIZE_METHODS = frozenset("size numel nelement".split())     # data-independent s
 RANK_METHODS = frozenset("dim ndimension".split())           # rank: static even with dynamic shapes
 META_METHODS = frozenset(
     "is_contiguous is_floating_point is_complex is_signed element_size get_device data_ptr "
-    "stride storage_offset type is_pinned is_shared is_set_to _nnz".split()  # _nnz: a sparse tensor's count
+    "stride storage_offset type is_pinned is_shared is_set_to is_inference is_coalesced is_conj is_neg "
+    "_nnz".split()  # _nnz: a sparse tensor's count; is_inference: made under inference_mode (a flag)
 )
 META_ATTRIBUTES = frozenset(
     "dtype device ndim is_cuda is_cpu is_sparse is_quantized is_meta requires_grad layout names "
@@ -823,9 +824,13 @@ FORWARDING_WRAPPERS = {
         "use_reentrant", "context_fn", "determinism_check", "debug", "preserve_rng_state"})),
 }
 #: (not ``torch.jit.ignore``/``torch.jit.unused``: they are TorchScript's; measured on torch 2.13, dynamo traces
-#: into such a function and breaks the graph at the line inside it)
+#: into such a function and breaks the graph at the line inside it).  The body of a custom operator
+#: (``@torch.library.custom_op("ns::op", mutates_args=())``, a kernel registered with ``torch.library.impl`` or
+#: ``register_kernel``) runs eagerly too: compiled code calls the operator as one opaque node
 DISABLE_DECORATORS = frozenset({
     "torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
+    "torch.library.custom_op", "torch._library.custom_ops.custom_op", "torch.library.impl",
+    "torch.library.register_kernel",
 })
 #: decorators that turn autograd off for a whole function: on a module-level function, sampling,
 #: decoding, evaluation helpers (on a method they also mark target assignment and optimizer steps)

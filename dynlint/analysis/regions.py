@@ -31,7 +31,8 @@
   (``merge*``/``unmerge*``/``fuse*``, ``load_state_dict``) or pre-process inputs (``tokenize``,
   ``preprocess``), module-level ``@torch.no_grad()`` functions and such methods named for sampling or
   decoding (``ddim_sample``, ``p_sample``), ``@torch.compiler.disable``
-  functions, GPU kernels, ``torch.fx`` graph passes, code under ``if not torch.compiler.is_compiling():``
+  functions and custom operators' bodies (``@torch.library.custom_op``), GPU kernels, ``torch.fx`` graph
+  passes, code under ``if not torch.compiler.is_compiling():`` or a debugging flag (``if debug:``)
   and the like, code that runs a model from outside its forward (a value named
   like a model: ``model``/``net``/``unet``/``*_model``...) and every method of a
   class (not an ``nn.Module``) that does, with its subclasses (pipelines,

@@ -2659,8 +2659,9 @@ class Analyzer:
         return found
 
     def visit_While(self, node) -> None:
-        self.check_branch_test(node.test, node.body)
-        self.visit(node.test)
+        with self._test_narrowed(node.test):
+            self.check_branch_test(node.test, node.body)
+            self.visit(node.test)
         outer = self.context
         if outer is None and self._is_training_loop(node):
             self.context = TRAIN
@@ -2746,8 +2747,9 @@ class Analyzer:
             # when not compiling
             self.context = HOST
         try:
-            self.check_branch_test(node.test, node.body)
-            self.visit(node.test)
+            with self._test_narrowed(node.test):
+                self.check_branch_test(node.test, node.body)
+                self.visit(node.test)
         finally:
             self.context = outer
         self.control_depth += 1
@@ -2755,7 +2757,7 @@ class Analyzer:
         body_ends: dict = {}
         else_ends: dict = {}
         try:
-            self.context = HOST if guard == _NOT_COMPILING else outer
+            self.context = HOST if guard == _NOT_COMPILING or _debug_only(node.test) else outer
             with self._narrowed(node.test, node.body):
                 self._flow_block(node, "body", node.body, body_ends)
             self.context = HOST if guard == _COMPILING else outer
@@ -2840,6 +2842,22 @@ class Analyzer:
             return []
         return [n.id for stmt in node.body for n in ast.walk(stmt)
                 if type(n) is ast.Name and type(n.ctx) is ast.Store]
+
+    def _test_narrowed(self, test: ast.expr):
+        """``isinstance(angle, (list, tuple)) and len(angle) == 3``: the type tests an ``and`` starts with hold
+        while the rest of it is evaluated (deepinv's blur generators: ``len`` of a list there, no tensor
+        size).  Only the leading ones: what comes before a test is evaluated without it."""
+        if type(test) is not ast.BoolOp or not isinstance(test.op, ast.And):
+            return _NO_NARROWING
+        leading = []
+        for value in test.values[:-1]:
+            inner = value.operand if type(value) is ast.UnaryOp and isinstance(value.op, ast.Not) else value
+            if not (_isinstance_checks(inner) == [inner] or self._lone_tensor_test(inner) is not None):
+                break
+            leading.append(value)
+        if not leading:
+            return _NO_NARROWING
+        return self._narrowed(leading[0] if len(leading) == 1 else ast.BoolOp(op=ast.And(), values=leading), None)
 
     def _narrowed(self, test: ast.expr, block, negate: bool = False):
         """``if isinstance(x, torch.Tensor):`` — x (a name or ``self.<attr>``) is a tensor in the body,
@@ -2950,8 +2968,9 @@ class Analyzer:
         return self._guard(test.values[0]) == (_NOT_COMPILING if isinstance(test.op, ast.And) else _COMPILING)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
-        self.check_branch_test(node.test, None)
-        self.visit(node.test)
+        with self._test_narrowed(node.test):
+            self.check_branch_test(node.test, None)
+            self.visit(node.test)
         with self._narrowed(node.test, [node.body]):
             self.visit(node.body)
         with self._narrowed(node.test, [node.orelse], negate=True):
@@ -3932,6 +3951,16 @@ def _is_training_loop(loop) -> bool:
                         or receiver.endswith(ops.OPTIMIZER_NAME_ENDINGS):
                     return True
     return False
+
+
+def _debug_only(test: ast.expr) -> bool:
+    """``if debug:``, ``if self.debug and rank == 0:``, ``if DEBUG_MODE:``: a debugging flag (a name or an attribute
+    one of whose ``_``-separated words is ``debug``) decides the body, which runs only when a developer turns
+    it on (unsloth's grouped GEMM prints ``m_sizes.tolist()`` under ``if debug:``): host code, not the step."""
+    if type(test) is ast.BoolOp and isinstance(test.op, ast.And):
+        return any(_debug_only(value) for value in test.values)
+    name = test.id if type(test) is ast.Name else test.attr if type(test) is ast.Attribute else None
+    return name is not None and "debug" in name.lower().strip("_").split("_")
 
 
 def _is_main_guard(test: ast.expr) -> bool:

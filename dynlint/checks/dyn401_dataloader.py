@@ -94,6 +94,10 @@ def _purpose(a, node: ast.Call) -> str | None:
     targets = _assigned_names(a)
     if any(_named_for_evaluation(name) for name in targets):
         return "evaluation"  # `val_loader = DataLoader(..., shuffle=True)` (chgnet): it feeds validation all the same
+    if shuffle is not None and not is_constant(shuffle, True) and _named_for_evaluation(a.scope.name or ""):
+        # Lightning's `def test_dataloader(self): return DataLoader(..., shuffle=self.test_shuffle)` (terratorch):
+        # shuffled only if configured so, it feeds evaluation all the same
+        return "evaluation"
     if shuffle is not None and not is_constant(shuffle, False):
         return "training"
     names.extend(targets)
