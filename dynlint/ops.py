@@ -848,7 +848,9 @@ IS_COMPILING_NAMES = frozenset({"is_compiling", "is_dynamo_compiling", "is_torch
                                 "is_torch_compiling"})
 #: true only when TorchScript (not dynamo) runs the code: a guarded body never runs under dynamo
 IS_SCRIPTING_FUNCTIONS = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state",
-                                    "torch.fx._symbolic_trace.is_fx_tracing", "torch.onnx.is_in_onnx_export"})
+                                    "torch.fx._symbolic_trace.is_fx_tracing", "torch.onnx.is_in_onnx_export",
+                                    # torchvision's `_get_tracing_state()` test (DETR's ONNX nested-tensor path)
+                                    "torchvision._is_tracing"})
 IS_SCRIPTING_NAMES = frozenset({"is_scripting", "is_fx_tracing", "is_in_onnx_export"})
 # a project's own `is_tracing()` (transformers': dynamo or fx is tracing) is true under torch.compile
 IS_COMPILING_NAMES = IS_COMPILING_NAMES | {"is_tracing"}
