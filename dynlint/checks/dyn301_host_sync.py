@@ -446,13 +446,21 @@ def _copied_from_device(a, value: ast.expr, depth: int = 0) -> bool:
 
 
 def _read_into_python(a, node: ast.Call) -> bool:
-    """``node`` is the receiver of ``.tolist()``/``.item()`` (``t.numpy().tolist()``)."""
+    """``node`` is read into Python values at once: the receiver of ``.tolist()``/``.item()``
+    (``t.numpy().tolist()``), or the argument of ``list()``/``int()``... (deepspeed's
+    ``item.view(list(size.numpy()))``; measured on torch 2.13: a break, "Data dependent operator")."""
     stack = a.stack
     index = len(stack) - 1
     while index >= 0 and stack[index] is not node:
         index -= 1
     parent = stack[index - 1] if index > 0 else None
+    if type(parent) is ast.Call:
+        return node in parent.args and type(parent.func) is ast.Name and parent.func.id in _PYTHON_READERS
     return type(parent) is ast.Attribute and parent.value is node and parent.attr in ops.DATA_METHODS
+
+
+#: builtins that turn an array's values into Python values
+_PYTHON_READERS = frozenset({"list", "tuple", "set", "sorted", "int", "float", "bool"})
 
 
 def _moved_tensor(value: ast.expr) -> bool:
