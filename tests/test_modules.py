@@ -8,28 +8,28 @@ from dynlint.runner import check_units, make_units
 
 
 def test_path_aliases_are_the_dotted_suffixes_of_the_path():
-    assert path_aliases("src/pkg/helpers.py", "helpers") == ["pkg.helpers", "src.pkg.helpers"]
-    assert path_aliases("pkg/sub/__init__.py", "sub") == ["pkg.sub"]
+    assert path_aliases("src/pkg/helpers.py", "helpers") == ("pkg.helpers", "src.pkg.helpers")
+    assert path_aliases("pkg/sub/__init__.py", "sub") == ("pkg.sub",)
     # a directory that is not an identifier ends the names
-    assert path_aliases("my-repo/pkg/helpers.py", "helpers") == ["pkg.helpers"]
-    assert path_aliases("notes.txt", "notes") == []
+    assert path_aliases("my-repo/pkg/helpers.py", "helpers") == ("pkg.helpers",)
+    assert path_aliases("notes.txt", "notes") == ()
 
 
 def test_a_regular_package_under_namespace_directories_is_also_named_through_them():
     # megatron/ has no __init__.py, megatron/core/ has one: the module is core.models.x, imported as
     # megatron.core.models.x
-    assert path_aliases("megatron/core/models/x.py", "core.models.x") == ["megatron.core.models.x"]
-    assert path_aliases("megatron/core/__init__.py", "core") == ["megatron.core"]
-    assert path_aliases("src/ns/pkg/helpers.py", "pkg.helpers") == ["ns.pkg.helpers", "src.ns.pkg.helpers"]
+    assert path_aliases("megatron/core/models/x.py", "core.models.x") == ("megatron.core.models.x",)
+    assert path_aliases("megatron/core/__init__.py", "core") == ("megatron.core",)
+    assert path_aliases("src/ns/pkg/helpers.py", "pkg.helpers") == ("ns.pkg.helpers", "src.ns.pkg.helpers")
 
 
 def test_files_of_top_level_packages_renamed_modules_and_well_known_modules_get_no_alias():
-    assert path_aliases("pkg/helpers.py", "pkg.helpers") == []  # pkg/ has an __init__.py, at the root
-    assert path_aliases("a/b/train.py", "a.b.train") == []  # named by its path (make_units: two train.py)
-    assert path_aliases("scripts/train.py", "scripts.train_2") == []  # a name that is not its path's
-    assert path_aliases("torch/nn/mod.py", "nn.mod") == []  # never "torch.nn.mod"
-    assert path_aliases("vendor/numpy/random.py", "random") == []  # never "numpy.random"
-    assert path_aliases("lib/torch/ops.py", "ops") == []
+    assert path_aliases("pkg/helpers.py", "pkg.helpers") == ()  # pkg/ has an __init__.py, at the root
+    assert path_aliases("a/b/train.py", "a.b.train") == ()  # named by its path (make_units: two train.py)
+    assert path_aliases("scripts/train.py", "scripts.train_2") == ()  # a name that is not its path's
+    assert path_aliases("torch/nn/mod.py", "nn.mod") == ()  # never "torch.nn.mod"
+    assert path_aliases("vendor/numpy/random.py", "random") == ()  # never "numpy.random"
+    assert path_aliases("lib/torch/ops.py", "ops") == ()
 
 
 def test_an_alias_two_files_could_have_is_not_used():

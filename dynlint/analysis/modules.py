@@ -47,7 +47,8 @@ def _package_parts(directory: str) -> tuple[str, ...]:
     return (*_package_parts(parent), package)
 
 
-def path_aliases(relpath: str, module: str) -> list[str]:
+@lru_cache(maxsize=65536)
+def path_aliases(relpath: str, module: str) -> tuple[str, ...]:
     """The other dotted names the file at ``relpath`` may be imported by: its module name prefixed
     with the directories above its outermost regular package (or above the file, outside every
     package), nearest first, up to the first directory that is not an identifier.  Such a
@@ -60,19 +61,19 @@ def path_aliases(relpath: str, module: str) -> list[str]:
     told apart by ``make_units``) has none."""
     stem, extension = os.path.splitext(relpath.replace("\\", "/"))
     if extension not in (".py", ".pyi"):
-        return []
+        return ()
     parts = [part for part in stem.split("/") if part not in ("", ".")]
     if parts and parts[-1] == "__init__":
         parts.pop()
     own = module.split(".")
     if parts[-len(own):] != own:
-        return []
+        return ()
     names = []
     for start in range(len(parts) - len(own) - 1, -1, -1):
         if not parts[start].isidentifier() or parts[start] in _EXTERNAL_ROOTS:
             break
         names.append(".".join(parts[start:]))
-    return names
+    return tuple(names)
 
 
 _EXTERNAL_ROOTS = frozenset(sys.stdlib_module_names) | {
