@@ -309,11 +309,9 @@ TORCH_DTYPES = frozenset(
 )
 #: torch functions returning Python data computed from tensor values
 DATA_TORCH_FUNCTIONS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
-#: torch functions outside the tensor namespaces that return a tensor (pfrl's ACER: ``kl =
-#: torch.distributions.kl_divergence(p, q)``, then ``float(kl)``)
-#: torch functions outside the tensor namespaces that return a tensor: the KL divergence, and the gradient
-#: norm ``clip_grad_norm_`` returns (unsloth's ``float(torch.nn.utils.clip_grad_norm_(params, 1.0))`` logs it each
-#: step: a host sync)
+#: torch functions outside the tensor namespaces that return a tensor: the KL divergence (pfrl's ACER: ``kl =
+#: torch.distributions.kl_divergence(p, q)``, then ``float(kl)``) and the gradient norm ``clip_grad_norm_``
+#: returns (unsloth's ``float(torch.nn.utils.clip_grad_norm_(params, 1.0))`` logs it each step: a host sync)
 TENSOR_TORCH_FUNCTIONS = frozenset({
     "torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence",
     "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm_",

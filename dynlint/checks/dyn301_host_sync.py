@@ -449,11 +449,7 @@ def _read_into_python(a, node: ast.Call) -> bool:
     """``node`` is read into Python values at once: the receiver of ``.tolist()``/``.item()``
     (``t.numpy().tolist()``), or the argument of ``list()``/``int()``... (deepspeed's
     ``item.view(list(size.numpy()))``; measured on torch 2.13: a break, "Data dependent operator")."""
-    stack = a.stack
-    index = len(stack) - 1
-    while index >= 0 and stack[index] is not node:
-        index -= 1
-    parent = stack[index - 1] if index > 0 else None
+    parent = a.stack[-2] if len(a.stack) > 1 else None  # the walker checks a call with the call atop its stack
     if type(parent) is ast.Call:
         return node in parent.args and type(parent.func) is ast.Name and parent.func.id in _PYTHON_READERS
     return type(parent) is ast.Attribute and parent.value is node and parent.attr in ops.DATA_METHODS
