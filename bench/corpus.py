@@ -507,13 +507,28 @@ PACKAGES: tuple[Package, ...] = (
     Package("onnx2torch", "1.5.15", "dev", "ONNX to PyTorch conversion: converted operator modules (Resize, NonZero, Slice, TopK...), node converters"),
     # added on 2026-11-29 (twenty-fifth session, at its start, while the fortieth set was being measured), before
     # dynlint was ever run on them: a forty-first held-out set (hazards picked by readers who never ran dynlint)
-    Package("parler-tts", "0.2.3", "held-out", "text-to-speech: decoder-only audio-token LM with delay pattern masks, generation loop, DAC codec wrapper"),
-    Package("retinaface-pytorch", "0.0.8", "held-out", "face detection: RetinaFace with prior boxes, box/landmark decoding, NMS post-processing, multibox loss and matching"),
-    Package("flash-linear-attention", "0.6.0", "held-out", "linear attention and state-space layers (GLA, RetNet, Mamba, DeltaNet...): modules, varlen utilities, models"),
-    Package("lhotse", "1.33.0", "held-out", "speech data: cuts and samplers (dynamic bucketing), collation and padding, feature extraction, augmentation"),
-    Package("rectools", "0.19.0", "held-out", "recommender systems: SASRec/BERT4Rec transformer models, item nets, negative sampling losses, Lightning training"),
-    Package("trankit", "1.1.2", "held-out", "multilingual NLP pipeline: transformer tokenizer/tagger/parser/NER heads, CRF and biaffine decoding, training"),
-    Package("colossalai", "0.5.0", "held-out", "large-model training: shardformer policies and modeling rewrites, MoE, pipeline schedules, inference engine, ZeRO"),
+    # measured once at 6e37e09 (the twenty-fifth session's last analysis) at the start of the twenty-sixth session
+    # and moved to dev then
+    Package("parler-tts", "0.2.3", "dev", "text-to-speech: decoder-only audio-token LM with delay pattern masks, generation loop, DAC codec wrapper"),
+    Package("retinaface-pytorch", "0.0.8", "dev", "face detection: RetinaFace with prior boxes, box/landmark decoding, NMS post-processing, multibox loss and matching"),
+    Package("flash-linear-attention", "0.6.0", "dev", "linear attention and state-space layers (GLA, RetNet, Mamba, DeltaNet...): modules, varlen utilities, models"),
+    Package("lhotse", "1.33.0", "dev", "speech data: cuts and samplers (dynamic bucketing), collation and padding, feature extraction, augmentation"),
+    Package("rectools", "0.19.0", "dev", "recommender systems: SASRec/BERT4Rec transformer models, item nets, negative sampling losses, Lightning training"),
+    Package("trankit", "1.1.2", "dev", "multilingual NLP pipeline: transformer tokenizer/tagger/parser/NER heads, CRF and biaffine decoding, training"),
+    Package("colossalai", "0.5.0", "dev", "large-model training: shardformer policies and modeling rewrites, MoE, pipeline schedules, inference engine, ZeRO"),
+    # added on 2026-11-29 (twenty-sixth session, at its start, while the forty-first set was being measured), before
+    # dynlint was ever run on them: a forty-second held-out set (hazards picked by readers who never ran dynlint)
+    Package("granite-tsfm", "0.3.11", "held-out", "time-series foundation models: TinyTimeMixer/PatchTSMixer models, forecasting pipelines, data preprocessing"),
+    Package("pix2tex", "0.1.4", "held-out", "LaTeX OCR: ViT/ResNet encoder, x-transformers decoder, autoregressive generation, dataset and training"),
+    Package("face-alignment", "1.5.0", "held-out", "facial landmarks: FAN heatmap networks, face detectors (SFD, BlazeFace), heatmap decoding, box post-processing"),
+    Package("optimum-quanto", "0.2.7", "held-out", "quantization: quantized tensor subclasses, qmodules, calibration observers, packed weights, quantized ops"),
+    Package("zetascale", "2.8.8", "held-out", "model building blocks: attention variants, MoE layers, transformer blocks, multimodal and structured state-space modules"),
+    Package("torchscale", "0.3.0", "held-out", "foundation architectures: DeepNet/Magneto/RetNet/LongNet encoders and decoders, X-MoE routing, multiway networks"),
+    Package("nougat-ocr", "0.1.17", "held-out", "document OCR: Swin encoder, mBART decoder, generation with repetition stopping, dataset and postprocessing"),
+    Package("liger-kernel", "0.8.5", "held-out", "LLM training kernels: fused linear cross-entropy, RMSNorm/RoPE/SwiGLU, preference-optimization losses, model patches"),
+    Package("mambapy", "1.2.0", "held-out", "state-space models in plain PyTorch: Mamba/Mamba2 blocks, parallel scan, Jamba/xLSTM-style LM wrappers"),
+    Package("hqq", "0.2.8.post1", "held-out", "half-quadratic quantization: quantizer optimisation, HQQ linear layers, backends, model patching"),
+    Package("mixture-of-experts", "0.2.3", "held-out", "sparsely-gated mixture of experts: top-2 gating with capacity, dispatch/combine tensors, auxiliary loss"),
 )
 
 GROUPS = ("dev", "held-out")
