@@ -21,6 +21,10 @@ _BOX_FILTER_ADVICE = ("keep every box and mask out the small ones (a validity ma
                       "the compiled region")
 _PACK_ADVICE = ("run the RNN on the padded batch and mask the padded steps (dynamo does not trace packing at all: "
                 "a graph break even with Python lengths)")
+#: functions dynamo refuses to trace ("Attempted to call function marked as skipped", measured on torch 2.13):
+#: a graph break whatever their sizes, so their finding says that rather than a data-dependent shape
+DYNAMO_SKIPPED = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence",
+                            "torch.nn.utils.rnn.pad_packed_sequence"})
 
 #: qualified function -> (code, what to do instead); re-exported spellings are listed too,
 #: because a written-out attribute chain (torch.functional.unique) is not canonicalized
@@ -43,6 +47,8 @@ DYNAMIC_FUNCTIONS: dict[str, tuple[str, str]] = {
     "torchvision.ops.boxes.remove_small_boxes": ("DYN105", _BOX_FILTER_ADVICE),
     "torch.nn.utils.rnn.pack_padded_sequence": ("DYN105", _PACK_ADVICE),
     "torch.nn.utils.rnn.pack_sequence": ("DYN105", _PACK_ADVICE),
+    # and back: skipped by dynamo too (a second break after the RNN), its length the longest sequence's
+    "torch.nn.utils.rnn.pad_packed_sequence": ("DYN105", _PACK_ADVICE),
     # FBGEMM's unique over a jagged tensor (torchrec's managed-collision modules): as many rows as distinct ids
     "torch.ops.fbgemm.jagged_unique_indices": ("DYN103", _UNIQUE_ADVICE),
 }

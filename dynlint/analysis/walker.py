@@ -161,6 +161,7 @@ class Analyzer:
         self.seen: dict[tuple[str, int, int], int] = {}  # (code, line, col) -> index in findings
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
         self._values_test = None  # (test, depends_on_values(test)) while the rules check one branch test
+        self._tested: set[int] = set()  # id() of and/or/not nodes inside a test already checked (see visit_BoolOp)
         self._kind_cache: dict[int, object] = {}
         self._qual_cache: dict[int, str | None] = {}  # per node: names bound later do not change it
         self._temporaries: list = []            # trees parsed from strings during a walk (see _qual_cache)
@@ -1376,6 +1377,8 @@ class Analyzer:
                 return SIZE if method in ("numel", "index", "count") else None
             if type(receiver) is tuple and receiver[0] == DICT:
                 if method in ("get", "pop"):
+                    if self.uncertain(func.value):
+                        self._maybe_calls.add(id(node))  # an entry of a maybe-dict of tensors (forward's **kwargs)
                     return receiver[1]
                 if method == "values":
                     return (SEQ, receiver[1])
@@ -2076,6 +2079,13 @@ class Analyzer:
             if extra is not None:
                 scope.kinds[extra.arg] = (SEQ, TENSOR) if gradients and extra is args.vararg else None
                 scope.bindings[extra.arg] = None
+        if is_forward and args.kwarg is not None and not (
+                type(args.kwarg.annotation) is ast.Name and args.kwarg.annotation.id in _PLAIN_KWARGS):
+            # forward(self, x, **kwargs) (`**kwargs: Unpack[...]` too): what it reads by name
+            # (`kwargs.get("cu_seqlens")`) is most likely a tensor, as its unannotated parameters are (a
+            # maybe: flags read the same way are never confirmed)
+            scope.kinds[args.kwarg.arg] = (DICT, TENSOR)
+            scope.maybe.add(args.kwarg.arg)
         if own_tensors:
             self.produced.tensor_params[scope.id] = tuple(own_tensors)
 
@@ -2987,6 +2997,40 @@ class Analyzer:
 
     def visit_Assert(self, node: ast.Assert) -> None:
         # assert is input validation: no branch rule; host syncs inside are still syncs (see on_error_path)
+        self._mark_tested(node.test)
+        self.generic_visit(node)
+
+    def _mark_tested(self, test: ast.expr) -> None:
+        """The ``and``/``or``/``not`` of a test whose truth the rules judge as one (an ``if``'s, an
+        assert's): ``visit_BoolOp`` does not judge their operands again."""
+        while True:
+            t = type(test)
+            if t is ast.BoolOp:
+                self._tested.add(id(test))
+                for value in test.values:
+                    self._mark_tested(value)
+                return
+            if t is ast.UnaryOp and isinstance(test.op, ast.Not):
+                self._tested.add(id(test))
+                test = test.operand
+                continue
+            return
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """``found = a in ids or b in ids``, ``return x.any() and y``: outside a branch test, ``and``/``or``
+        still ask each operand but the last for its truth (``bool()``: a sync and a graph break when it is
+        a tensor's; measured on torch 2.13: ``3 in t or 4 in t`` fails under ``fullgraph``, ``d = 3 in t``
+        alone does not)."""
+        if id(node) not in self._tested and not self._eager_only_rest(node):
+            with self._test_narrowed(node):
+                for value in node.values[:-1]:
+                    self.check_branch_test(value, None)
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        """``empty = not mask.any()``: ``not`` asks its operand for its truth, in a test or not."""
+        if isinstance(node.op, ast.Not) and id(node) not in self._tested:
+            self.check_branch_test(node.operand, None)
         self.generic_visit(node)
 
     def visit_With(self, node) -> None:
@@ -3320,6 +3364,7 @@ class Analyzer:
             handler(self, node)
 
     def check_branch_test(self, test: ast.expr, body: list[ast.stmt] | None) -> None:
+        self._mark_tested(test)
         self._values_test = (test, None)  # the rules ask depends_on_values of this test: answered once
         try:
             for handler in self.dispatch.branch:
@@ -4177,6 +4222,8 @@ _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, 
 _NON_CHILD_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "level",
                                "conversion", "is_async", "kind"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+_PLAIN_KWARGS = frozenset({"int", "float", "bool", "str", "bytes"})  # **kwargs: int (each keyword an int)
 
 _DISPATCH = {
     getattr(ast, name[len("visit_"):]): function

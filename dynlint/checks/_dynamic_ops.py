@@ -19,7 +19,10 @@ def report_function(a, rule, node, qual: str) -> None:
         return  # the project's own multiclass_nms (or unpad_input): its body is checked, and says where the shape goes dynamic
     _, advice = ops.DYNAMIC_FUNCTIONS[qual]
     short = qual.replace("torch.nn.functional.", "F.")
-    a.report(rule, node, f"`{short}` has a data-dependent output shape; {advice}")
+    if qual in ops.DYNAMO_SKIPPED:
+        a.report(rule, node, f"`{short}` is never traced by dynamo: a graph break whatever its sizes; {advice}")
+    else:
+        a.report(rule, node, f"`{short}` has a data-dependent output shape; {advice}")
 
 
 def report_method(a, rule, node, method: str, receiver) -> None:

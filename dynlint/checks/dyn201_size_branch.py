@@ -6,7 +6,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import SIZE
-from dynlint.analysis.syntax import innermost_function, only_raises, single_assignment
+from dynlint.analysis.syntax import innermost_function, only_raises, parameters, single_assignment
 from dynlint.analysis.variation import UNKNOWN, VARIES, data_dependent, variation
 from dynlint.checks import Scope, dyn204_unknown_size_branch as unknown_size_branch, rule
 
@@ -228,7 +228,7 @@ def _direct_size(a, node: ast.expr, follow: bool = True) -> bool:
         entry = a.scope.bindings.get(node.id)
         if entry is not None:
             return _direct_size(a, entry[0], follow=False)
-        return _unpacked_size(a, node.id) or _only_store_is_size(a, node.id)
+        return _unpacked_size(a, node.id) or _only_store_is_size(a, node.id) or _size_parameter(a, node.id)
     if _converted_number(node):
         # `n_labels = float(len(labels))` (imitation's discriminator statistics): the same size, as a number
         return _direct_size(a, node.args[0], follow)
@@ -272,6 +272,18 @@ def _only_store_is_size(a, name: str) -> bool:
         return False  # only a name holding a size can hold one read directly
     value = single_assignment(a.stack, name)
     return value is not None and _direct_size(a, value, follow=False)
+
+
+def _size_parameter(a, name: str) -> bool:
+    """``def _upad_input(self, ..., query_length)`` called with ``q_len`` (a tensor's size), the parameter
+    never rebound: it holds the size its callers read (``query_length == 1`` is decided by the 0/1
+    specialization as the size itself would be)."""
+    if a.lookup(name) != SIZE:
+        return False
+    function = innermost_function(a.stack)
+    if function is None or not any(arg.arg == name for arg in parameters(function.args)):
+        return False
+    return not any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load for n in ast.walk(function))
 
 
 def _unpacked_size(a, name: str) -> bool:
