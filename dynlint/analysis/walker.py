@@ -224,6 +224,7 @@ class Analyzer:
         self._kind_cache.clear()
         self._qual_cache.clear()
         self._temporaries.clear()
+        self._tested.clear()
         self._maybe_calls.clear()
         self._typed_maybe.clear()
         self._none_or_tensor.clear()
@@ -243,6 +244,7 @@ class Analyzer:
         self._kind_cache.clear()  # per walk: a kept walker should not hold them between rounds
         self._qual_cache.clear()
         self._temporaries.clear()
+        self._tested.clear()
         self._maybe_calls.clear()
         self._typed_maybe.clear()
         self._none_or_tensor.clear()
@@ -3014,6 +3016,8 @@ class Analyzer:
                 self._tested.add(id(test))
                 test = test.operand
                 continue
+            if t is ast.Compare and len(test.ops) > 1:
+                self._tested.add(id(test))
             return
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
@@ -3025,6 +3029,20 @@ class Analyzer:
             with self._test_narrowed(node):
                 for value in node.values[:-1]:
                     self.check_branch_test(value, None)
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        """``on_step = t0 < next_t < t0 + dt`` outside a branch test: a chained comparison asks each link but
+        the last for its truth (``a < b and b < c``), each judged on its own."""
+        if len(node.ops) > 1 and id(node) not in self._tested:
+            operands = [node.left, *node.comparators]
+            for i, op in enumerate(node.ops[:-1]):
+                link = ast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]])
+                link.lineno, link.col_offset = operands[i].lineno, operands[i].col_offset
+                link.end_lineno = operands[i + 1].end_lineno
+                link.end_col_offset = operands[i + 1].end_col_offset
+                self._temporaries.append(link)  # its id keys the caches: keep it alive
+                self.check_branch_test(link, None)
         self.generic_visit(node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
