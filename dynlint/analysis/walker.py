@@ -992,6 +992,12 @@ class Analyzer:
             return id(node) in self._maybe_calls
         return False
 
+    def _forward_kwargs(self, name: str) -> bool:
+        """``name`` is the ``**kwargs`` of the forward being walked, not rebound (see _bind_parameters)."""
+        function = self.scope.node
+        return type(function) in (ast.FunctionDef, ast.AsyncFunctionDef) and function.name == "forward" \
+            and function.args.kwarg is not None and function.args.kwarg.arg == name and name in self.scope.maybe
+
     def none_or_tensor(self, node: ast.AST) -> bool:
         """A maybe-tensor whose only other value is None: a buffer that a torch.nn layer registers only
         when built with it (``num_batches_tracked``).  ``float()``/``int()`` of None raise, so where the
@@ -1379,8 +1385,8 @@ class Analyzer:
                 return SIZE if method in ("numel", "index", "count") else None
             if type(receiver) is tuple and receiver[0] == DICT:
                 if method in ("get", "pop"):
-                    if self.uncertain(func.value):
-                        self._maybe_calls.add(id(node))  # an entry of a maybe-dict of tensors (forward's **kwargs)
+                    if type(func.value) is ast.Name and self._forward_kwargs(func.value.id):
+                        self._maybe_calls.add(id(node))  # kwargs.get("cu_seqlens"): only maybe a tensor
                     return receiver[1]
                 if method == "values":
                     return (SEQ, receiver[1])
