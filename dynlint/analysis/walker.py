@@ -161,7 +161,7 @@ class Analyzer:
         self.seen: dict[tuple[str, int, int], int] = {}  # (code, line, col) -> index in findings
         self.silenced_syncs: set[int] = set()   # id() of host-sync nodes already covered by DYN202/DYN302
         self._values_test = None  # (test, depends_on_values(test)) while the rules check one branch test
-        self._tested: set[int] = set()  # id() of and/or/not nodes inside a test already checked (see visit_BoolOp)
+        self._tested: set[int] = set()  # id() of and/or/not/chained comparisons of a test already checked (_mark_tested)
         self._kind_cache: dict[int, object] = {}
         self._qual_cache: dict[int, str | None] = {}  # per node: names bound later do not change it
         self._temporaries: list = []            # trees parsed from strings during a walk (see _qual_cache)
@@ -3009,8 +3009,9 @@ class Analyzer:
         self.generic_visit(node)
 
     def _mark_tested(self, test: ast.expr) -> None:
-        """The ``and``/``or``/``not`` of a test whose truth the rules judge as one (an ``if``'s, an
-        assert's): ``visit_BoolOp`` does not judge their operands again."""
+        """The ``and``/``or``/``not`` and chained comparisons of a test whose truth the rules judge as one (an
+        ``if``'s, an assert's): ``visit_BoolOp``, ``visit_UnaryOp`` and ``visit_Compare`` do not judge their
+        operands again."""
         while True:
             t = type(test)
             if t is ast.BoolOp:
