@@ -21,10 +21,6 @@ _BOX_FILTER_ADVICE = ("keep every box and mask out the small ones (a validity ma
                       "the compiled region")
 _PACK_ADVICE = ("run the RNN on the padded batch and mask the padded steps (dynamo does not trace packing at all: "
                 "a graph break even with Python lengths)")
-#: functions dynamo refuses to trace ("Attempted to call function marked as skipped", measured on torch 2.13):
-#: a graph break whatever their sizes, so their finding says that rather than a data-dependent shape
-DYNAMO_SKIPPED = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence",
-                            "torch.nn.utils.rnn.pad_packed_sequence"})
 
 #: qualified function -> (code, what to do instead); re-exported spellings are listed too,
 #: because a written-out attribute chain (torch.functional.unique) is not canonicalized
@@ -52,6 +48,10 @@ DYNAMIC_FUNCTIONS: dict[str, tuple[str, str]] = {
     # FBGEMM's unique over a jagged tensor (torchrec's managed-collision modules): as many rows as distinct ids
     "torch.ops.fbgemm.jagged_unique_indices": ("DYN103", _UNIQUE_ADVICE),
 }
+#: functions dynamo refuses to trace ("Attempted to call function marked as skipped", measured on torch 2.13):
+#: the packing functions above, a graph break whatever their sizes, so their finding says that rather than a
+#: data-dependent shape
+DYNAMO_SKIPPED = frozenset(qual for qual, (_, advice) in DYNAMIC_FUNCTIONS.items() if advice is _PACK_ADVICE)
 #: NMS of the detection toolkits (custom ops, or torchvision's under them): as torchvision's. A project that
 #: defines one of these names itself is checked inside it instead (``checks._dynamic_ops``).
 THIRD_PARTY_NMS = frozenset(
