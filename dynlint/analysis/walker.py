@@ -360,6 +360,8 @@ class Analyzer:
                 for item in value:
                     if isinstance(item, ast.AST):
                         self.visit(item)
+                        if type(item) in _TERMINATORS:
+                            break  # a statement list (a try/with/except body): the rest is dead code
             elif isinstance(value, ast.AST):
                 self.visit(value)
 
@@ -2714,6 +2716,8 @@ class Analyzer:
         try:
             for stmt in statements:
                 self.visit(stmt)
+                if type(stmt) in _TERMINATORS or (type(stmt) is ast.If and never_falls_through([stmt])):
+                    break  # what follows `raise`/`return`/`continue`/`break` in the same block never runs
                 if type(stmt) is ast.If and self.context != HOST and only_exits(stmt.body) \
                         and self._guard(stmt.test) == _COMPILING and not stmt.orelse:
                     self.context = HOST
@@ -3065,7 +3069,7 @@ class Analyzer:
                 self.visit_target(item.optional_vars)
                 # `with np.load(f) as data:` enters the archive itself: numpy data
                 self.bind(item.optional_vars, NDARRAY if self.kind(item.context_expr) == NDARRAY else None)
-        self.visit_all(node.body)
+        self._visit_block(node.body)
 
     visit_AsyncWith = visit_With
 
@@ -4244,6 +4248,7 @@ def _is_staticmethod(node) -> bool:
 # fields that only hold operators or load/store markers are not walked.
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Nonlocal,
                      ast.Load, ast.Store, ast.Del})
+_TERMINATORS = frozenset({ast.Return, ast.Raise, ast.Continue, ast.Break})
 _NON_CHILD_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "level",
                                "conversion", "is_async", "kind"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
