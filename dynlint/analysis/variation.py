@@ -36,7 +36,7 @@ import re
 
 from dynlint import ops
 from dynlint.analysis.kinds import MASK, TENSORISH
-from dynlint.analysis.syntax import assigned_values, innermost_function
+from dynlint.analysis.syntax import assigned_once_from, assigned_values, innermost_function
 
 VARIES = "varies"
 UNKNOWN = "unknown"
@@ -447,6 +447,11 @@ def data_dependent(a, tensor: ast.expr, depth: int = 0) -> bool:
                 # bound under a branch or more than once (`singleton_clusters = unique[counts == 1]` inside
                 # an `if`): data-dependent when one of its bindings is
                 every = assigned_values(a.stack, node.id) if depth < _DEPTH else None
+                if every is None and depth < _DEPTH:
+                    # `idx, top_x = torch.where(expert_mask[e])`, `values, counts = x.unique(return_counts=True)`:
+                    # every element of a data-dependent result unpacked is as long as the data says
+                    unpacked = assigned_once_from(a.stack, node.id)
+                    return unpacked is not None and data_dependent(a, unpacked, depth + 1)
                 return every is not None and any(data_dependent(a, v, depth + 1) for v in every)
             node, depth = value, depth + 1
             continue

@@ -204,12 +204,28 @@ def _data_dependent_size(a, node: ast.expr, follow: bool = True) -> bool:
     return tensor is not None and data_dependent(a, tensor)
 
 
-def _direct_size_product(a, node: ast.expr) -> bool:
-    """A size read directly, or a product of them (``batch_size * num_channels * num_samples == 0``, an
-    empty-input guard: a product is 0 or 1 exactly when its factors are, and each is specialized)."""
+def _direct_size_product(a, node: ast.expr, follow: bool = True) -> bool:
+    """A size read directly, or a product of them and positive integer constants (``batch_size *
+    num_channels * num_samples == 0``, an empty-input guard: a product is 0 or 1 exactly when its factors
+    are, and each is specialized; every size a dynamic dimension takes makes it at least 2), also through a
+    name bound once to such a product (liger-kernel's ``T, K = topk_indices.shape; TK = T * K; if TK > 0:``)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _direct_size_product(a, node.left) and _direct_size_product(a, node.right)
+        factors = (node.left, node.right)
+        if any(isinstance(f, ast.Constant) and type(f.value) is int and f.value >= 1 for f in factors):
+            size = node.right if isinstance(node.left, ast.Constant) else node.left
+            return _direct_size_product(a, size, follow)
+        return _direct_size_product(a, node.left, follow) and _direct_size_product(a, node.right, follow)
+    if follow and isinstance(node, ast.Name) and not _direct_size(a, node):
+        value = _product_binding(a, node.id)
+        return value is not None and _direct_size_product(a, value, follow=False)
     return _direct_size(a, node)
+
+
+def _product_binding(a, name: str) -> ast.expr | None:
+    """The product ``name`` was bound to once in the function (``TK = T * K``), else None."""
+    entry = a.scope.bindings.get(name)
+    value = entry[0] if entry is not None else single_assignment(a.stack, name)
+    return value if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) else None
 
 
 def _negative_int(node: ast.expr) -> bool:
