@@ -431,6 +431,10 @@ TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.Long
                                 "torch.nn.Parameter", "torch.nn.parameter.Parameter",
                                 # the pre-0.4 wrapper, still in annotations of old code (pytorch-crf)
                                 "torch.autograd.Variable", "torch.autograd.variable.Variable"})
+#: names written as an annotation that mean a tensor although they are no type: ``torch.tensor``, the
+#: constructor, in ``-> Tuple[torch.tensor, torch.tensor]`` (pix2tex, super-gradients, peft: 74 files of the
+#: corpus); only annotations read them so
+MISTAKEN_TENSOR_ANNOTATIONS = frozenset({"torch.tensor"})
 #: annotations that mean a boolean tensor (a mask), and the names of project type aliases of a tensor type
 #: that say so (``BoolTensor: TypeAlias = torch.Tensor``)
 MASK_ANNOTATIONS = frozenset({"torch.BoolTensor", "torch.cuda.BoolTensor"})

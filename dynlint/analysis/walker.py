@@ -2201,6 +2201,8 @@ class Analyzer:
                     self.imports_torch = True  # torch code, though torch comes in only by the alias
         if qual in ops.MASK_ANNOTATIONS:
             return MASK
+        if qual in ops.MISTAKEN_TENSOR_ANNOTATIONS:
+            return TENSOR
         if qual in ops.TENSOR_ANNOTATIONS:
             # an alias named for booleans (pykeen's ``BoolTensor: TypeAlias = torch.Tensor``) is a mask
             return MASK if named != qual and named.rpartition(".")[2] in ops.MASK_ALIAS_NAMES else TENSOR
