@@ -168,6 +168,13 @@ def appended_values(stack, name: str) -> tuple[ast.expr, ...]:
     return index[3].get(name, ()) if index is not None else ()
 
 
+def store_count(stack, name: str) -> int:
+    """How many times the innermost function (nested functions included) binds ``name``: stores to it and
+    parameters so named (``b, c, h, w = x.shape`` counts once for each name); 0 outside functions."""
+    index = _stores_of(stack)
+    return index[4].get(name, 0) if index is not None else 0
+
+
 def host_read_names(stack) -> frozenset[str]:
     """Names on which the innermost function calls ``.item()`` or ``.tolist()`` (``total.item()``)."""
     function = innermost_function(stack)
@@ -194,8 +201,8 @@ def _single_stores_of(stack) -> dict[str, tuple]:
     return index[0] if index is not None else {}
 
 
-def _stores_of(stack) -> tuple[dict, dict, dict, dict] | None:
-    """(single stores, every plain assignment, accumulators, values added to lists) of the innermost function of
+def _stores_of(stack) -> tuple[dict, dict, dict, dict, dict] | None:
+    """(single stores, every plain assignment, accumulators, values added to lists, binding counts) of the innermost function of
     ``stack``, built in one walk and kept on the function's node; None outside functions."""
     function = innermost_function(stack)
     if function is None:
@@ -206,7 +213,7 @@ def _stores_of(stack) -> tuple[dict, dict, dict, dict] | None:
     return index
 
 
-def _stores(function) -> tuple[dict, dict, dict, dict]:
+def _stores(function) -> tuple[dict, dict, dict, dict, dict]:
     counts: dict[str, int] = {}
     single: dict[str, tuple] = {}
     every: dict[str, list] = {}
@@ -250,4 +257,5 @@ def _stores(function) -> tuple[dict, dict, dict, dict]:
             {name: tuple(found) for name, found in every.items() if counts.get(name) == len(found)},
             {name: (tuple(every.get(name, ())), tuple(found)) for name, found in augmented.items()
              if counts.get(name) == len(found) + len(every.get(name, ()))},
-            {name: tuple(found) for name, found in added.items()})
+            {name: tuple(found) for name, found in added.items()},
+            counts)

@@ -6,7 +6,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import SIZE
-from dynlint.analysis.syntax import innermost_function, only_raises, parameters, single_assignment
+from dynlint.analysis.syntax import innermost_function, only_raises, parameters, single_assignment, store_count
 from dynlint.analysis.variation import UNKNOWN, VARIES, data_dependent, variation
 from dynlint.checks import Scope, dyn204_unknown_size_branch as unknown_size_branch, rule
 
@@ -299,7 +299,7 @@ def _size_parameter(a, name: str) -> bool:
     function = innermost_function(a.stack)
     if function is None or not any(arg.arg == name for arg in parameters(function.args)):
         return False
-    return not any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load for n in ast.walk(function))
+    return store_count(a.stack, name) == 1  # the parameter itself, never rebound
 
 
 def _unpacked_size(a, name: str) -> bool:
@@ -315,12 +315,7 @@ def _unpacked_size(a, name: str) -> bool:
                 and any(isinstance(e, ast.Name) and e.id == name for e in statement.targets[0].elts):
             found = True
             break
-    if not found:
-        return False
-    stores = sum(1 for n in ast.walk(function)
-                 if (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store))
-                 or (isinstance(n, ast.arg) and n.arg == name))
-    return stores == 1
+    return found and store_count(a.stack, name) == 1
 
 
 def _is_shape(value: ast.expr) -> bool:
