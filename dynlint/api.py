@@ -184,7 +184,7 @@ def parse_for_reuse(source: str | bytes, filename: str):
 def finish(outcome: Outcome, path: str, relpath: str, settings: Settings, regions: dict[str, str]) -> FileResult:
     """The reported result: each finding labelled with its region, device hazards in host-only
     code (and in files that never import torch) dropped unless ``include_host``, sorted."""
-    from dynlint.analysis.regions import COMPILED, HOST_REGION, TRAINING, region_of
+    from dynlint.analysis.regions import COMPILED, HOST_REGION, TRAINING, UNKNOWN, region_of
     from dynlint.checks import Scope, load_all
 
     rules = load_all()
@@ -194,8 +194,10 @@ def finish(outcome: Outcome, path: str, relpath: str, settings: Settings, region
         rule = rules.get(finding.code)
         region = region_of(function_id, context, regions) if function_id else ""
         if step_only == CPU_VALUE:
-            if region == TRAINING:
-                region = HOST_REGION  # a CPU tensor read in a training loop: no device sync, host work
+            if region in (TRAINING, UNKNOWN):
+                # a CPU tensor read in a training loop, or in code nothing compiled reaches: no device sync,
+                # host work (torchreid's FLOP-counting hooks, fairseq2's process-group meshes)
+                region = HOST_REGION
         elif step_only and (region not in (COMPILED, TRAINING) or not outcome.imports_torch):
             continue  # weak evidence: kept only in the step, in a file that imports torch
         # a file that never imports torch has device hazards only where torch code of the project

@@ -523,4 +523,10 @@ def made_on_cpu(a, value: ast.expr, depth: int = 0) -> bool:
         return True
     if type(func) is ast.Attribute and qual is None and func.attr not in ops.DEVICE_MOVING_METHODS:
         return a.kind(func.value) in TENSORISH and made_on_cpu(a, func.value, depth + 1)
+    if qual is not None and qual.startswith("torch.") and not any(k.arg in ("device", None) for k in value.keywords):
+        # `torch.prod(torch.Tensor(k))`: a torch function of CPU tensors (and Python values) keeps them there
+        tensors = [arg for arg in value.args if type(arg) is not ast.Starred and a.kind(arg) in TENSORISH]
+        return bool(tensors) and len(tensors) == len(value.args) - sum(
+            1 for arg in value.args if type(arg) is ast.Constant or a.kind(arg) in _NUMBERS) \
+            and all(made_on_cpu(a, t, depth + 1) for t in tensors)
     return False
