@@ -202,8 +202,8 @@ def _single_stores_of(stack) -> dict[str, tuple]:
 
 
 def _stores_of(stack) -> tuple[dict, dict, dict, dict, dict] | None:
-    """(single stores, every plain assignment, accumulators, values added to lists, binding counts) of the innermost function of
-    ``stack``, built in one walk and kept on the function's node; None outside functions."""
+    """(single stores, every plain assignment, accumulators, values added to lists, binding counts) of the
+    innermost function of ``stack``, built in one walk and kept on the function's node; None outside functions."""
     function = innermost_function(stack)
     if function is None:
         return None

@@ -195,8 +195,7 @@ def _data_dependent_size(a, node: ast.expr, follow: bool = True) -> bool:
     if isinstance(node, ast.Name):
         if not follow:
             return False
-        entry = a.scope.bindings.get(node.id)
-        value = entry[0] if entry is not None else single_assignment(a.stack, node.id)
+        value = _bound_once(a, node.id)
         return value is not None and _data_dependent_size(a, value, follow=False)
     if _converted_number(node):
         return _data_dependent_size(a, node.args[0], follow)
@@ -221,10 +220,16 @@ def _direct_size_product(a, node: ast.expr, follow: bool = True) -> bool:
     return _direct_size(a, node)
 
 
+def _bound_once(a, name: str) -> ast.expr | None:
+    """The value ``name`` was bound to once: at the function's top level (the walker's binding), or by the
+    function's only assignment of it wherever it sits; None otherwise."""
+    entry = a.scope.bindings.get(name)
+    return entry[0] if entry is not None else single_assignment(a.stack, name)
+
+
 def _product_binding(a, name: str) -> ast.expr | None:
     """The product ``name`` was bound to once in the function (``TK = T * K``), else None."""
-    entry = a.scope.bindings.get(name)
-    value = entry[0] if entry is not None else single_assignment(a.stack, name)
+    value = _bound_once(a, name)
     return value if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) else None
 
 

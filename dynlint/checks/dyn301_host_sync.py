@@ -525,8 +525,9 @@ def made_on_cpu(a, value: ast.expr, depth: int = 0) -> bool:
         return a.kind(func.value) in TENSORISH and made_on_cpu(a, func.value, depth + 1)
     if qual is not None and qual.startswith("torch.") and not any(k.arg in ("device", None) for k in value.keywords):
         # `torch.prod(torch.Tensor(k))`: a torch function of CPU tensors (and Python values) keeps them there
-        tensors = [arg for arg in value.args if type(arg) is not ast.Starred and a.kind(arg) in TENSORISH]
-        return bool(tensors) and len(tensors) == len(value.args) - sum(
-            1 for arg in value.args if type(arg) is ast.Constant or a.kind(arg) in _NUMBERS) \
-            and all(made_on_cpu(a, t, depth + 1) for t in tensors)
+        # every argument a Python number or a CPU tensor, at least one of them a tensor (a `*args` is neither)
+        numbers = [type(arg) is ast.Constant or a.kind(arg) in _NUMBERS for arg in value.args]
+        return not all(numbers) and all(
+            number or (type(arg) is not ast.Starred and a.kind(arg) in TENSORISH and made_on_cpu(a, arg, depth + 1))
+            for arg, number in zip(value.args, numbers))
     return False
