@@ -533,17 +533,33 @@ PACKAGES: tuple[Package, ...] = (
     Package("mixture-of-experts", "0.2.3", "dev", "sparsely-gated mixture of experts: top-2 gating with capacity, dispatch/combine tensors, auxiliary loss"),
     # added on 2026-11-29 (twenty-seventh session, at its start, while the forty-second set was being judged), before
     # dynlint was ever run on them: a forty-third held-out set (hazards picked by readers who never ran dynlint)
-    Package("controlnet-aux", "0.0.10", "held-out", "ControlNet annotators: OpenPose/DWPose, HED, MiDaS/ZoeDepth, segmentation and line detectors with pre/post-processing"),
-    Package("dalle-pytorch", "1.6.6", "held-out", "text-to-image: discrete VAE, DALL-E transformer with sparse attention, top-k sampling generation, CLIP reranking"),
-    Package("kymatio", "0.3.0", "held-out", "wavelet scattering transforms: 1D/2D/3D scattering with torch backends, filter banks, padding and subsampling"),
-    Package("open-flamingo", "2.0.1", "held-out", "vision-language: Flamingo perceiver resampler, gated cross-attention, media token masks, generation and evaluation"),
-    Package("simpletransformers", "0.70.8", "held-out", "NLP training wrappers: classification/NER/QA/seq2seq/LM models, training and evaluation loops, metrics"),
-    Package("span-marker", "1.8.1", "held-out", "span-based NER: span enumeration, marker tokens, span classification head, entity decoding, trainer"),
-    Package("kokoro", "0.9.4", "held-out", "text-to-speech: StyleTTS2-style duration/prosody predictors, alignment from predicted durations, iSTFTNet decoder"),
-    Package("chatterbox-tts", "0.1.7", "held-out", "text-to-speech: Llama-based speech-token LM with CFG sampling, flow-matching decoder, HiFi-GAN vocoder, voice encoder"),
-    Package("torch-struct", "0.5", "held-out", "structured prediction: CRFs, CKY, semirings, dependency trees, alignment and marginals via dynamic programming"),
-    Package("pytorch-wavelets", "1.3.0", "held-out", "discrete and dual-tree wavelet transforms: DWT/DTCWT forward and inverse, filter banks, lowlevel convolutions"),
-    Package("auraloss", "0.4.0", "held-out", "audio losses: multi-resolution STFT, SI-SDR/SNR, perceptual filtering, time-domain losses"),
+    # measured once at dfe04f8 (the twenty-seventh session's last analysis) at the start of the twenty-eighth session
+    # and moved to dev then
+    Package("controlnet-aux", "0.0.10", "dev", "ControlNet annotators: OpenPose/DWPose, HED, MiDaS/ZoeDepth, segmentation and line detectors with pre/post-processing"),
+    Package("dalle-pytorch", "1.6.6", "dev", "text-to-image: discrete VAE, DALL-E transformer with sparse attention, top-k sampling generation, CLIP reranking"),
+    Package("kymatio", "0.3.0", "dev", "wavelet scattering transforms: 1D/2D/3D scattering with torch backends, filter banks, padding and subsampling"),
+    Package("open-flamingo", "2.0.1", "dev", "vision-language: Flamingo perceiver resampler, gated cross-attention, media token masks, generation and evaluation"),
+    Package("simpletransformers", "0.70.8", "dev", "NLP training wrappers: classification/NER/QA/seq2seq/LM models, training and evaluation loops, metrics"),
+    Package("span-marker", "1.8.1", "dev", "span-based NER: span enumeration, marker tokens, span classification head, entity decoding, trainer"),
+    Package("kokoro", "0.9.4", "dev", "text-to-speech: StyleTTS2-style duration/prosody predictors, alignment from predicted durations, iSTFTNet decoder"),
+    Package("chatterbox-tts", "0.1.7", "dev", "text-to-speech: Llama-based speech-token LM with CFG sampling, flow-matching decoder, HiFi-GAN vocoder, voice encoder"),
+    Package("torch-struct", "0.5", "dev", "structured prediction: CRFs, CKY, semirings, dependency trees, alignment and marginals via dynamic programming"),
+    Package("pytorch-wavelets", "1.3.0", "dev", "discrete and dual-tree wavelet transforms: DWT/DTCWT forward and inverse, filter banks, lowlevel convolutions"),
+    Package("auraloss", "0.4.0", "dev", "audio losses: multi-resolution STFT, SI-SDR/SNR, perceptual filtering, time-domain losses"),
+    # added on 2026-11-29 (twenty-eighth session, at its start, while the forty-third set was being judged), before
+    # dynlint was ever run on them: a forty-fourth held-out set (hazards picked by readers who never ran dynlint)
+    Package("sockeye", "3.1.34", "held-out", "neural machine translation: transformer encoder-decoder, beam search, constrained decoding, training loop"),
+    Package("s3prl", "0.4.18", "held-out", "self-supervised speech: upstream SSL models (wav2vec2, HuBERT...), downstream heads, masking and featurizers"),
+    Package("scvi-tools", "1.4.2", "held-out", "single-cell omics: variational autoencoders, count likelihoods, batch correction, training plans"),
+    Package("megablocks", "0.10.0", "held-out", "mixture of experts: dropless MoE routing, expert sorting and binning, load-balancing loss, grouped GEMM"),
+    Package("iopaint", "1.6.0", "held-out", "image inpainting: LaMa, MAT, ZITS, diffusion inpainting pipelines, mask processing, plugins"),
+    Package("ai2-olmo", "0.6.0", "held-out", "language model training: OLMo transformer blocks, attention bias, data loading, training loop, checkpointing"),
+    Package("diffsptk", "4.0.1", "held-out", "differentiable speech signal processing: STFT, mel-cepstra, pitch, filters, vocoders"),
+    Package("matgl", "4.1.2", "held-out", "materials graph networks: M3GNet/MEGNet/CHGNet models, graph construction, three-body interactions, training"),
+    Package("mbrl", "0.2.0", "held-out", "model-based RL: probabilistic ensembles, trajectory optimisers (CEM, MPPI), model training, replay buffers"),
+    Package("whisperspeech", "0.8.9", "held-out", "text-to-speech: semantic and acoustic token transformers, Whisper-based tokenizer, sampling, vocoder"),
+    Package("autoawq", "0.2.9", "held-out", "activation-aware weight quantization: scale search, quantized linear layers, fused modules, model patching"),
+    Package("unimol-tools", "0.1.6", "held-out", "molecular representation: Uni-Mol transformer over 3D conformers, pair distances, fine-tuning tasks"),
 )
 
 GROUPS = ("dev", "held-out")
