@@ -646,6 +646,9 @@ def name_words(name: str) -> list[str]:
 
 
 PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
+#: datasets made of whole tensors (``TensorDataset(all_input_ids, all_labels)``): each batch is a slice of
+#: rows, so a tensor padded once before it is built gives every batch the same length
+TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 #: padding by explicit amounts (``F.pad(x, (0, n - x.shape[1]))``)
 FUNCTIONAL_PAD = frozenset({"torch.nn.functional.pad"})
 PADDING_COLLATORS = frozenset({

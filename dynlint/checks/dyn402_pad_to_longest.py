@@ -14,7 +14,7 @@ RULE = rule("DYN402", "pad-to-longest", "Padding to the longest item gives one s
 
 @RULE.on_call(functions=ops.PAD_SEQUENCE)
 def check_pad_sequence(a, node, qual, method, receiver) -> None:
-    if _padded_to_fixed_later(a, node):
+    if _padded_to_fixed_later(a, node) or _never_read(a, node) or _builds_a_tensor_dataset(a, node):
         return
     a.report(RULE, node, "`pad_sequence` pads to the longest item, so every batch can have a new shape; "
              "pad to fixed buckets (dynlint.runtime.buckets) or a fixed max length")
@@ -42,7 +42,7 @@ def check_padding_keyword(a, node: ast.Call, qual, method, receiver) -> None:
     if qual is not None and (qual.startswith("torch.") or qual in ops.PADDING_COLLATORS):
         return
     if not _tokenizer_like(node.func) or _only_feeds_a_warning(a, node) or _pads_no_text(node) \
-            or _pads_fixed_text(a, node):
+            or _pads_fixed_text(a, node) or _never_read(a, node) or _builds_a_tensor_dataset(a, node):
         return
     from dynlint import fixes  # the fix machinery, imported only when a check reaches a call like this
 
@@ -72,6 +72,37 @@ def _padded_to_fixed_later(a, node: ast.Call) -> bool:
         if not any(n.id == target for n in names) or not isinstance(statement.value, ast.Call):
             continue
         if _pads_to_other_length(a, statement.value, target):
+            return True
+    return False
+
+
+def _never_read(a, node: ast.Call) -> bool:
+    """``model_inputs = tokenizer(texts, padding=True)`` and nothing in the function reads ``model_inputs``
+    (simpletransformers' ONNX prediction branch, which feeds batches of another dataset): the padded batch
+    reaches nothing.  Only a local name of a function that declares it neither global nor nonlocal."""
+    target = _assigned_name(a, node)
+    function = innermost_function(a.stack)
+    if target is None or function is None:
+        return False
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.Name) and sub.id == target and not isinstance(sub.ctx, ast.Store):
+            return False
+        if isinstance(sub, (ast.Global, ast.Nonlocal)) and target in sub.names:
+            return False
+    return True
+
+
+def _builds_a_tensor_dataset(a, node: ast.Call) -> bool:
+    """``all_input_ids = pad_sequence([...], batch_first=True)``, then ``TensorDataset(all_input_ids, ...)``
+    in the same function (simpletransformers' ``load_and_cache_examples``): the whole dataset is padded once to
+    its longest item, and every batch the loader slices from it has that one length."""
+    target = _assigned_name(a, node)
+    function = innermost_function(a.stack)
+    if target is None or function is None:
+        return False
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.Call) and sub.lineno > node.lineno and a.qualname(sub.func) in ops.TENSOR_DATASETS \
+                and any(isinstance(arg, ast.Name) and arg.id == target for arg in sub.args):
             return True
     return False
 
