@@ -1087,8 +1087,8 @@ HOST_MODULE_PARTS = frozenset({
     # inference pipelines and their schedulers, framework callbacks, inference APIs (OpenMMLab's apis/inferencers)
     "pipelines", "pipeline", "inference", "schedulers", "callbacks", "apis", "inferencer", "inferencers",
     # evaluation code: evaluators run a model over a dataset and score it (sentence-transformers'
-    # evaluation/, OpenMMLab's evaluation/ metrics)
-    "evaluation", "evaluator", "evaluators",
+    # evaluation/, OpenMMLab's evaluation/ metrics, open-flamingo's and litgpt's eval/)
+    "evaluation", "evaluator", "evaluators", "eval",
     # decoding loops (whisper's decoding.py, gliner's decoding/; not beam_search.py: allennlp's T5 forward
     # runs its beam search), model-hub wrappers, data processors (gliner's data_processing/, fairseq's processors/)
     "decoding", "hub", "processors", "processor", "processing", "preprocessing",
@@ -1130,7 +1130,7 @@ HOST_MODULE_WORDS = frozenset({
 #: sentence-transformers' evaluators, run every N steps)
 PLOT_MODULE_PARTS = frozenset({
     "visualization", "visualize", "visualizer", "viz", "plot", "plots", "plotting",
-    "evaluation", "evaluator", "evaluators",
+    "evaluation", "evaluator", "evaluators", "eval",
 })
 #: path parts or words of modules holding command-line programs and inference pipelines: a class there
 #: that is no nn.Module (``Text2Speech``, ``Speech2Text``) runs eagerly even when a module's forward calls it

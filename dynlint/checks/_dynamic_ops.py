@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dynlint import ops
 from dynlint.analysis.kinds import TENSORISH
+from dynlint.analysis.placement import made_on_cpu
 
 
 def functions_of(code: str) -> frozenset[str]:
@@ -19,10 +20,13 @@ def report_function(a, rule, node, qual: str) -> None:
         return  # the project's own multiclass_nms (or unpad_input): its body is checked, and says where the shape goes dynamic
     _, advice = ops.DYNAMIC_FUNCTIONS[qual]
     short = qual.replace("torch.nn.functional.", "F.")
+    # `torch.unique(cpu_labels)`: a CPU tensor's shape is read on the host, no device sync
+    cpu = bool(node.args) and made_on_cpu(a, node.args[0])
     if qual in ops.DYNAMO_SKIPPED:
-        a.report(rule, node, f"`{short}` is never traced by dynamo: a graph break whatever its sizes; {advice}")
+        a.report(rule, node, f"`{short}` is never traced by dynamo: a graph break whatever its sizes; {advice}",
+                 cpu_value=cpu)
     else:
-        a.report(rule, node, f"`{short}` has a data-dependent output shape; {advice}")
+        a.report(rule, node, f"`{short}` has a data-dependent output shape; {advice}", cpu_value=cpu)
 
 
 def report_method(a, rule, node, method: str, receiver) -> None:
@@ -31,4 +35,5 @@ def report_method(a, rule, node, method: str, receiver) -> None:
     # numpy's and pandas' have none) says the receiver is a tensor
     torch_keywords = any(k.arg in ops.TORCH_ONLY_KEYWORDS.get(method, ()) for k in node.keywords)
     if receiver in TENSORISH or tensor_specific or (receiver is None and torch_keywords):
-        a.report(rule, node, f"`.{method}()` has a data-dependent output shape; {advice}")
+        a.report(rule, node, f"`.{method}()` has a data-dependent output shape; {advice}",
+                 cpu_value=made_on_cpu(a, node.func.value))

@@ -6,6 +6,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import MASK, NDARRAY, TENSOR, TENSORISH, is_not_tensor
+from dynlint.analysis.placement import made_on_cpu
 from dynlint.analysis.syntax import key_name, last_name
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
@@ -31,8 +32,10 @@ def check(a, node: ast.Subscript) -> None:
         if kind == MASK or (kind in (None, TENSOR) and base in TENSORISH and _named_as_mask(element)
                             and not _bound_to_an_index(a, element)) or (
                 kind == NDARRAY and base in TENSORISH and type(element) is ast.Compare):  # x[seeds == 1]
+            # a CPU tensor's selection (`labels[labels == pad_id]` before `labels.to(device)`) syncs no device
             a.report(RULE, node, "boolean-mask indexing has a data-dependent output shape; "
-                     "use torch.where(mask, x, 0) with a masked reduction")
+                     "use torch.where(mask, x, 0) with a masked reduction",
+                     cpu_value=base is not None and made_on_cpu(a, node.value))
             return
     if base is None:
         _check_unknown_base(a, node, index)

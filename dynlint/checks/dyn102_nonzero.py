@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dynlint import ops
+from dynlint.analysis.placement import made_on_cpu
 from dynlint.checks import Scope, rule
 from dynlint.checks._dynamic_ops import functions_of, methods_of, report_function, report_method
 
@@ -22,4 +23,5 @@ def check(a, node, qual, method, receiver) -> None:
 def check_where(a, node, qual, method, receiver) -> None:
     if len(node.args) == 1 and not node.keywords:
         a.report(RULE, node, "one-argument `torch.where(cond)` is `nonzero` (data-dependent output shape); "
-                 "use the three-argument torch.where(cond, x, y) or a masked reduction")
+                 "use the three-argument torch.where(cond, x, y) or a masked reduction",
+                 cpu_value=made_on_cpu(a, node.args[0]))

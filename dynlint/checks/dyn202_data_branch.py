@@ -9,6 +9,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import SEQ, TENSORISH, TUPLE
+from dynlint.analysis.placement import test_reads_cpu
 from dynlint.analysis.syntax import last_name
 from dynlint.checks import Scope, rule
 from dynlint.checks._weak_evidence import maybe_numpy
@@ -25,7 +26,7 @@ _MESSAGE = ("branch on tensor values breaks the graph (data-dependent control fl
 def check(a, test, body) -> None:
     if a.depends_on_values(test):
         a.silence_syncs(test)
-        a.report(RULE, test, _MESSAGE)
+        a.report(RULE, test, _MESSAGE, cpu_value=test_reads_cpu(a, test))
     elif _mask_named_any(a, test):
         # `if not inside_flags.any():` on the result of an external helper (mmcv's anchor_inside_flags): a
         # value named a mask and reduced with any()/all() is a tensor where the step runs it, and in numpy

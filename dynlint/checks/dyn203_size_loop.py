@@ -7,6 +7,7 @@ import ast
 from dynlint import ops
 from dynlint.analysis.kinds import DATA_DERIVED, MASK, PY, SIZE, TENSOR, TENSORISH, is_module
 from dynlint.analysis.variation import UNKNOWN, VARIES, dim_variation, variation
+from dynlint.analysis.placement import loop_on_cpu
 from dynlint.checks import Scope, dyn205_unknown_size_loop as unknown_size_loop, rule
 
 RULE = rule("DYN203", "size-dependent-loop", "A loop over a tensor's size is unrolled per size", scope=Scope.STEP)
@@ -24,10 +25,11 @@ def check(a, iterable) -> None:
     found = size_loop(a, iterable)
     if found is not None:
         variation_, message = found
+        cpu = loop_on_cpu(a, iterable)
         if variation_ == VARIES:
-            a.report(RULE, iterable, message)
+            a.report(RULE, iterable, message, cpu_value=cpu)
         else:
-            a.report(unknown_size_loop.RULE, iterable, message + unknown_size_loop.NOTE)
+            a.report(unknown_size_loop.RULE, iterable, message + unknown_size_loop.NOTE, cpu_value=cpu)
 
 
 def size_loop(a, iterable):

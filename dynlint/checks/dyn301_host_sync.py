@@ -5,10 +5,11 @@ from __future__ import annotations
 import ast
 
 from dynlint import ops
-from dynlint.analysis.kinds import DATA, MASK, MODULE, NDARRAY, PY, SCALAR_TENSOR, SEQ, SIZE, TENSOR, TENSORISH, TUPLE
+from dynlint.analysis.kinds import MASK, MODULE, NDARRAY, PY, SCALAR_TENSOR, SEQ, TENSOR, TENSORISH, TUPLE
 from dynlint.analysis.syntax import (accumulated_values, appended_values, argument, assigned_once_from,
                                      assigned_values, host_read_names, innermost_function, keyword, parameters)
 from dynlint.checks import Scope, rule
+from dynlint.analysis.placement import made_on_cpu
 from dynlint.checks._weak_evidence import maybe_numpy
 
 RULE = rule("DYN301", "host-sync", "Copying a tensor value to the host syncs and breaks the graph", scope=Scope.DEVICE)
@@ -482,52 +483,3 @@ def _python_sequence(a, value: ast.expr) -> bool:
     if isinstance(value, (ast.List, ast.Tuple, ast.ListComp)):
         return True
     return isinstance(value, ast.Name) and a.bound_to_sequence(value.id)
-
-
-#: kinds of plain Python numbers (a flag, a value read from a tensor, a size)
-_NUMBERS = frozenset({PY, DATA, SIZE})
-
-
-def made_on_cpu(a, value: ast.expr, depth: int = 0) -> bool:
-    """The value is a tensor a torch factory made on the CPU here (no ``device``: ``torch.randint(0, n,
-    (1,))``, ``torch.normal(0.0, std, size=(1,))``, ``torch.tensor([i, j])`` of Python values,
-    ``torch.from_numpy(a)``), through names bound once, indexing, arithmetic and methods that keep the
-    device (``x.sum()``, ``x[0]``, not ``x.to(...)``/``x.cuda()``)."""
-    if depth > 4:
-        return False
-    t = type(value)
-    if t is ast.Name:
-        bound = a.bound_value(value.id) or assigned_once_from(a.stack, value.id)
-        return bound is not None and made_on_cpu(a, bound, depth + 1)
-    if t is ast.Subscript:
-        return made_on_cpu(a, value.value, depth + 1)
-    if t is ast.UnaryOp:
-        return made_on_cpu(a, value.operand, depth + 1)
-    if t is ast.BinOp:
-        # `height_ratio * top`: the Python numbers in it move nothing; every other operand must be a CPU tensor
-        sides = [s for s in (value.left, value.right) if type(s) is not ast.Constant and a.kind(s) not in _NUMBERS]
-        return bool(sides) and all(made_on_cpu(a, s, depth + 1) for s in sides)
-    if t is not ast.Call:
-        return False
-    func = value.func
-    qual = a.qualname(func)
-    if qual in ops.CPU_FACTORY_FUNCTIONS:
-        if any(k.arg == "device" for k in value.keywords) or any(type(arg) is ast.Starred for arg in value.args):
-            return False
-        if any(k.arg is None for k in value.keywords):
-            return False  # **kwargs may carry a device
-        if qual in ops.CPU_FROM_DATA_FUNCTIONS:
-            data = value.args[0] if value.args else None
-            return data is not None and (type(data) in (ast.List, ast.Tuple, ast.Constant) or
-                                         a.kind(data) in (PY, NDARRAY))
-        return True
-    if type(func) is ast.Attribute and qual is None and func.attr not in ops.DEVICE_MOVING_METHODS:
-        return a.kind(func.value) in TENSORISH and made_on_cpu(a, func.value, depth + 1)
-    if qual is not None and qual.startswith("torch.") and not any(k.arg in ("device", None) for k in value.keywords):
-        # `torch.prod(torch.Tensor(k))`: a torch function of CPU tensors (and Python values) keeps them there
-        # every argument a Python number or a CPU tensor, at least one of them a tensor (a `*args` is neither)
-        numbers = [type(arg) is ast.Constant or a.kind(arg) in _NUMBERS for arg in value.args]
-        return not all(numbers) and all(
-            number or (type(arg) is not ast.Starred and a.kind(arg) in TENSORISH and made_on_cpu(a, arg, depth + 1))
-            for arg, number in zip(value.args, numbers))
-    return False
