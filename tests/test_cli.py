@@ -232,7 +232,7 @@ def test_sarif_and_github_outputs(project):
 
 def test_statistics(project):
     write(project / "a.py", NONZERO_SRC)
-    write(project / "b.py", NONZERO_SRC + "y = torch.nonzero(torch.ones(3))\n")
+    write(project / "b.py", NONZERO_SRC + "y = torch.nonzero(torch.ones(3, device=\"cuda\"))\n")
     proc = dynlint("check", "--statistics", cwd=project)
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == ["3  DYN102  nonzero", "Found 3 findings in 2 files."]

@@ -16,7 +16,7 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import DATA, NDARRAY, PY, SIZE, TENSORISH
-from dynlint.analysis.syntax import accumulated_values, assigned_once_from, innermost_function
+from dynlint.analysis.syntax import accumulated_values, assigned_once_from, assigned_values, innermost_function
 
 #: kinds of plain Python numbers (a flag, a value read from a tensor, a size)
 _NUMBERS = frozenset({PY, DATA, SIZE})
@@ -43,6 +43,14 @@ def made_on_cpu(a, value: ast.expr, depth: int = 0) -> bool:
             # `token_idx = endofchunk_idx + 1`, then `token_idx += 1`: every value a CPU tensor or a number
             plain, augmented = accumulated_values(a.stack, value.id)
             return _all_on_cpu(a, plain + augmented, depth)
+        every = assigned_values(a.stack, value.id) if bound is None else None
+        if every and len(every) > 1 and depth < 4:
+            # `visible = torch.zeros(n, dtype=torch.bool)`, then under a branch `visible = torch.roll(visible...)`:
+            # every binding a CPU tensor, those made from the name itself by ops that do not move it
+            fresh = [v for v in every if not any(type(n) is ast.Name and n.id == value.id for n in ast.walk(v))]
+            moved = any(type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ops.DEVICE_MOVING_METHODS
+                        for v in every for n in ast.walk(v))
+            return bool(fresh) and not moved and all(made_on_cpu(a, v, depth + 1) for v in fresh)
         if bound is None:
             # `for endofchunk_idx in endofchunk_idxs:` over a CPU tensor: each row is on the CPU
             loop = next((n for n in reversed(a.stack) if type(n) in (ast.For, ast.AsyncFor)
@@ -228,3 +236,69 @@ def loop_on_cpu(a, iterable: ast.expr) -> bool:
         tensors.append(iterable)
     tensors = [t for t in tensors if a.kind(t) in TENSORISH and not a.uncertain(t)]
     return bool(tensors) and all(made_on_cpu(a, t) for t in tensors)
+
+
+def data_from_cpu(a, value: ast.expr) -> bool:
+    """A size or bound computed from tensor data read off CPU tensors only (``top = torch.randint(0, h,
+    (1,)).item()``, then ``grid[top:top + n]``: lightly's block masks): the read synced no device."""
+    found = _cpu_data(a, value, 0, {})
+    return found is True
+
+
+def _cpu_data(a, node: ast.expr, depth: int, memo: dict):
+    """True: data read from CPU tensors; None: no data at all (numbers, sizes); False: anything else.  ``memo``:
+    the answer for each node already asked about (a chain of names may share operands)."""
+    if depth > 24:
+        return False
+    key = id(node)
+    if key not in memo:
+        memo[key] = False  # a cycle through a name answers False
+        memo[key] = _cpu_data_of(a, node, depth, memo)
+    return memo[key]
+
+
+def _cpu_data_of(a, node: ast.expr, depth: int, memo: dict):
+    t = type(node)
+    if t is ast.Constant:
+        return None
+    kind = a.kind(node)
+    if kind in TENSORISH:
+        return made_on_cpu(a, node) or False
+    if t is ast.Name:
+        bound = a.bound_value(node.id) or assigned_once_from(a.stack, node.id)
+        if bound is None:
+            # a number, a size, or a value of unknown kind (`num_visible`, `height` unpacked from a tuple): no
+            # data the analysis knows of is read here (the finding rests on the data read elsewhere in the value)
+            return None if kind in (PY, SIZE, None) else False
+        return _cpu_data(a, bound, depth + 1, memo)
+    if t is ast.Call:
+        func = node.func
+        if type(func) is ast.Attribute and func.attr in _READ_METHODS and not node.args:
+            return made_on_cpu(a, func.value) or False  # t.item(), t.tolist()
+        if type(func) is ast.Name and func.id in _READ_BUILTINS | {"round", "abs"} and len(node.args) == 1:
+            return _cpu_data(a, node.args[0], depth + 1, memo)
+        qual = a.qualname(func)
+        if (type(func) is ast.Name and func.id in ("min", "max") or (qual or "").startswith("math.")) and node.args:
+            # min(height, math.ceil(math.sqrt(n * aspect))): Python arithmetic on the values read
+            return _combine(_cpu_data(a, arg, depth + 1, memo) for arg in node.args)
+        return None if kind in (PY, SIZE) else False
+    if t is ast.BinOp:
+        return _combine((_cpu_data(a, node.left, depth + 1, memo), _cpu_data(a, node.right, depth + 1, memo)))
+    if t is ast.UnaryOp:
+        return _cpu_data(a, node.operand, depth + 1, memo)
+    if t is ast.Subscript:
+        if type(node.value) is ast.Attribute and node.value.attr == "shape":
+            return None
+        return _cpu_data(a, node.value, depth + 1, memo)  # sizes[0] of sizes = t.tolist()
+    return None if kind in (PY, SIZE) else False
+
+
+def _combine(parts) -> bool | None:
+    result = None
+    for part in parts:
+        if part is False:
+            return False
+        if part is True:
+            result = True
+    return result
+

@@ -7,6 +7,7 @@ import ast
 from dynlint import ops
 from dynlint.analysis.kinds import DATA_DERIVED, TENSORISH, TUPLE, is_not_tensor
 from dynlint.analysis.syntax import size_elements
+from dynlint.analysis.placement import data_from_cpu
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN302", "data-dependent-size", "A size computed from tensor data makes shapes data-dependent",
@@ -39,13 +40,14 @@ def check_slice_bounds(a, node: ast.Subscript) -> None:
             # torch 2.13: "Tensor.item()", a graph break)
             a.silence_syncs(element.lower)
             a.report(RULE, element.lower, "a tensor as a slice start is read on the host (a graph break); "
-                     "select the row with index_select/gather (x.index_select(0, t.view(1))) instead")
+                     "select the row with index_select/gather (x.index_select(0, t.view(1))) instead",
+                     cpu_value=data_from_cpu(a, element.lower))
             continue
         for bound in (element.lower, element.upper, element.step):
             # also a bound that is data on some path (`start = 0`, or `start = torch.randint(...)`)
             if bound is not None and _data(a, bound):
                 a.silence_syncs(bound)
-                a.report(RULE, bound, _SLICE_BOUND)
+                a.report(RULE, bound, _SLICE_BOUND, cpu_value=data_from_cpu(a, bound))
 
 
 @RULE.on_call(functions=ops.SLICE_BUILTINS)
@@ -63,7 +65,7 @@ def check_slice_object(a, node, qual, method, receiver) -> None:
     for bound in node.args:
         if _data(a, bound):
             a.silence_syncs(bound)
-            a.report(RULE, bound, _SLICE_BOUND)
+            a.report(RULE, bound, _SLICE_BOUND, cpu_value=data_from_cpu(a, bound))
             return
 
 
@@ -97,7 +99,7 @@ def _report_bound(a, value: ast.expr, what: str) -> bool:
     a.silence_syncs(value)
     a.report(RULE, value, f"bound passed to `{what}` is computed from tensor data: the op needs it as a Python "
              "number, read on the host (a graph break); draw on the device instead, e.g. "
-             "`low + (torch.rand(size) * (high - low)).long()`")
+             "`low + (torch.rand(size) * (high - low)).long()`", cpu_value=data_from_cpu(a, value))
     return True
 
 
@@ -129,7 +131,7 @@ def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
                 a.silence_syncs(value)
                 a.report(RULE, value, f"size passed to {what} is computed from tensor data, so the "
                          "output shape is data-dependent; derive sizes from .shape/.size(), or use a fixed "
-                         "maximum size with masking")
+                         "maximum size with masking", cpu_value=data_from_cpu(a, value))
                 return
 
 
