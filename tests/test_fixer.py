@@ -314,10 +314,10 @@ SIMPLE_FIXED = "import torch\n\ndef f(x: torch.Tensor):\n    return torch.where(
 
 
 def test_fix_file_writes_and_reports_remaining(tmp_path):
-    path = write(tmp_path, "m.py", (SIMPLE + "n = torch.arange(3).unique()\n").encode())
+    path = write(tmp_path, "m.py", (SIMPLE + "n = torch.arange(3, device=\"cuda\").unique()\n").encode())
     result = fix_file(str(path))
     assert result.written and [f.code for f in result.applied] == ["DYN101"]
-    assert path.read_text() == SIMPLE_FIXED + "n = torch.arange(3).unique()\n"
+    assert path.read_text() == SIMPLE_FIXED + "n = torch.arange(3, device=\"cuda\").unique()\n"
     assert [f.code for f in result.remaining] == ["DYN103"]
 
 

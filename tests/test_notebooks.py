@@ -240,7 +240,7 @@ def test_magics_become_placeholders_but_strings_stay_python():
     compile(text, "magics.ipynb", "exec")
     [(start, cell)] = [(s, c) for s, c in notebook.cells if c == where(FIXTURES / "magics_and_markdown.ipynb",
                                                                           "files = !ls")[0]]
-    assert text.splitlines()[start - 1] == "x = torch.randn(8)"
+    assert text.splitlines()[start - 1] == "x = torch.randn(8, device=\"cuda\")"
 
 
 def test_one_string_sources_and_empty_cells_round_trip():
@@ -358,7 +358,7 @@ def test_every_python_line_break_counts_inside_cells(tmp_path):
     """Lone \\r and \\r\\n line breaks in a cell count as Python counts them, so later cells stay aligned."""
     document = {"cells": [
         {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-         "source": ["import torch\r", "x = torch.ones(3)\r", "a = 1\n"]},
+         "source": ["import torch\r", "x = torch.ones(3, device=\"cuda\")\r", "a = 1\n"]},
         {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
          "source": ["y = 2\r\n", "z = x.nonzero()\n", "w = x[x > 0].sum()"]},
     ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}

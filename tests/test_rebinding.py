@@ -188,7 +188,7 @@ DISTRUSTED = {
 }
 
 GLOBAL = """
-H = torch.ones(3)
+H = torch.ones(3, device="cuda")
 m = H > 0
 
 
