@@ -23,8 +23,10 @@ _NUMBERS = frozenset({PY, DATA, SIZE})
 #: host conversions whose operand is the tensor a test reads (``t.item() > 0``, ``float(t) < eps``)
 _READ_METHODS = frozenset({"item", "tolist"})
 _READ_BUILTINS = frozenset({"int", "float", "bool"})
+#: builtins of one number that keep where it was read (``round(t.item())``)
+_NUMBER_BUILTINS = _READ_BUILTINS | {"round", "abs"}
 #: words of a name that say it holds a device (``device``, ``device_id``, ``self.dev``, ``local_rank``)
-_DEVICE_WORDS = frozenset({"device", "dev", "gpu", "cuda", "rank", "local_rank"})
+_DEVICE_WORDS = frozenset({"device", "dev", "gpu", "cuda", "rank"})
 _DEVICE_STRINGS = ("cuda", "xpu", "hpu", "mps", "xla", "npu")
 
 
@@ -39,9 +41,10 @@ def made_on_cpu(a, value: ast.expr, depth: int = 0) -> bool:
         if a.kind(value) in TENSORISH and moved_to_device_later(a, value.id):
             return True
         bound = a.bound_value(value.id) or assigned_once_from(a.stack, value.id)
-        if bound is None and accumulated_values(a.stack, value.id) is not None:
+        accumulated = accumulated_values(a.stack, value.id) if bound is None else None
+        if accumulated is not None:
             # `token_idx = endofchunk_idx + 1`, then `token_idx += 1`: every value a CPU tensor or a number
-            plain, augmented = accumulated_values(a.stack, value.id)
+            plain, augmented = accumulated
             return _all_on_cpu(a, plain + augmented, depth)
         every = assigned_values(a.stack, value.id) if bound is None else None
         if every and len(every) > 1 and depth < 4:
@@ -211,8 +214,7 @@ def _names_a_device(node: ast.expr) -> bool:
     last = node.attr if type(node) is ast.Attribute else node.id if type(node) is ast.Name else None
     if last is None:
         return False
-    words = set(last.lower().strip("_").split("_"))
-    return not words.isdisjoint(_DEVICE_WORDS) or last.lower() in _DEVICE_WORDS
+    return not _DEVICE_WORDS.isdisjoint(last.lower().strip("_").split("_"))
 
 
 def loop_on_cpu(a, iterable: ast.expr) -> bool:
@@ -220,14 +222,14 @@ def loop_on_cpu(a, iterable: ast.expr) -> bool:
     ``range(len(x))``, the rows of ``for row in x`` and of ``zip(x, y)``, the pieces of ``x.split(n)``."""
     tensors: list[ast.expr] = []
     if type(iterable) is ast.Call and a.qualname(iterable.func) == "range":
+        # the tensors whose sizes the rule read (the walker's `size_reads`); a name holding a size says nothing
+        # of where its tensor lives
         for arg in iterable.args:
-            for sub in ast.walk(arg):
-                if type(sub) is ast.Attribute and sub.attr == "shape":
-                    tensors.append(sub.value)
-                elif type(sub) is ast.Call and type(sub.func) is ast.Attribute and sub.func.attr in ("size", "numel"):
-                    tensors.append(sub.func.value)
-                elif type(sub) is ast.Call and type(sub.func) is ast.Name and sub.func.id == "len" and sub.args:
-                    tensors.append(sub.args[0])
+            for read in a.size_reads(arg):
+                owner = _size_owner(read)
+                if owner is None:
+                    return False
+                tensors.append(owner)
     elif type(iterable) is ast.Call and type(iterable.func) is ast.Attribute and a.kind(iterable.func.value) in TENSORISH:
         tensors.append(iterable.func.value)  # x.split(n), x.unbind(0)
     elif type(iterable) is ast.Call:
@@ -236,6 +238,18 @@ def loop_on_cpu(a, iterable: ast.expr) -> bool:
         tensors.append(iterable)
     tensors = [t for t in tensors if a.kind(t) in TENSORISH and not a.uncertain(t)]
     return bool(tensors) and all(made_on_cpu(a, t) for t in tensors)
+
+
+def _size_owner(read: ast.expr) -> ast.expr | None:
+    """The tensor of a size read as ``size_reads`` yields it (``x.shape[k]``, ``x.size(k)``, ``x.size()[k]``,
+    ``x.numel()``, ``len(x)``); None for a name holding a size."""
+    if type(read) is ast.Subscript:
+        read = read.value
+    if type(read) is ast.Attribute:
+        return read.value  # x.shape
+    if type(read) is ast.Call:
+        return read.args[0] if type(read.func) is ast.Name else read.func.value  # len(x); x.size(k)
+    return None
 
 
 def data_from_cpu(a, value: ast.expr) -> bool:
@@ -275,7 +289,7 @@ def _cpu_data_of(a, node: ast.expr, depth: int, memo: dict):
         func = node.func
         if type(func) is ast.Attribute and func.attr in _READ_METHODS and not node.args:
             return made_on_cpu(a, func.value) or False  # t.item(), t.tolist()
-        if type(func) is ast.Name and func.id in _READ_BUILTINS | {"round", "abs"} and len(node.args) == 1:
+        if type(func) is ast.Name and func.id in _NUMBER_BUILTINS and len(node.args) == 1:
             return _cpu_data(a, node.args[0], depth + 1, memo)
         qual = a.qualname(func)
         if (type(func) is ast.Name and func.id in ("min", "max") or (qual or "").startswith("math.")) and node.args:

@@ -6,8 +6,8 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import DATA_DERIVED, MASK, PY, SIZE, TENSOR, TENSORISH, is_module
-from dynlint.analysis.variation import UNKNOWN, VARIES, dim_variation, variation
 from dynlint.analysis.placement import loop_on_cpu
+from dynlint.analysis.variation import UNKNOWN, VARIES, dim_variation, variation
 from dynlint.checks import Scope, dyn205_unknown_size_loop as unknown_size_loop, rule
 
 RULE = rule("DYN203", "size-dependent-loop", "A loop over a tensor's size is unrolled per size", scope=Scope.STEP)

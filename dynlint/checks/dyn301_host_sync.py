@@ -6,10 +6,10 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import MASK, MODULE, NDARRAY, PY, SCALAR_TENSOR, SEQ, TENSOR, TENSORISH, TUPLE
+from dynlint.analysis.placement import made_on_cpu
 from dynlint.analysis.syntax import (accumulated_values, appended_values, argument, assigned_once_from,
                                      assigned_values, host_read_names, innermost_function, keyword, parameters)
 from dynlint.checks import Scope, rule
-from dynlint.analysis.placement import made_on_cpu
 from dynlint.checks._weak_evidence import maybe_numpy
 
 RULE = rule("DYN301", "host-sync", "Copying a tensor value to the host syncs and breaks the graph", scope=Scope.DEVICE)

@@ -6,8 +6,8 @@ import ast
 
 from dynlint import ops
 from dynlint.analysis.kinds import DATA_DERIVED, TENSORISH, TUPLE, is_not_tensor
-from dynlint.analysis.syntax import size_elements
 from dynlint.analysis.placement import data_from_cpu
+from dynlint.analysis.syntax import size_elements
 from dynlint.checks import Scope, rule
 
 RULE = rule("DYN302", "data-dependent-size", "A size computed from tensor data makes shapes data-dependent",
