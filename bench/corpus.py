@@ -548,18 +548,34 @@ PACKAGES: tuple[Package, ...] = (
     Package("auraloss", "0.4.0", "dev", "audio losses: multi-resolution STFT, SI-SDR/SNR, perceptual filtering, time-domain losses"),
     # added on 2026-11-29 (twenty-eighth session, at its start, while the forty-third set was being judged), before
     # dynlint was ever run on them: a forty-fourth held-out set (hazards picked by readers who never ran dynlint)
-    Package("sockeye", "3.1.34", "held-out", "neural machine translation: transformer encoder-decoder, beam search, constrained decoding, training loop"),
-    Package("s3prl", "0.4.18", "held-out", "self-supervised speech: upstream SSL models (wav2vec2, HuBERT...), downstream heads, masking and featurizers"),
-    Package("scvi-tools", "1.4.2", "held-out", "single-cell omics: variational autoencoders, count likelihoods, batch correction, training plans"),
-    Package("megablocks", "0.10.0", "held-out", "mixture of experts: dropless MoE routing, expert sorting and binning, load-balancing loss, grouped GEMM"),
-    Package("iopaint", "1.6.0", "held-out", "image inpainting: LaMa, MAT, ZITS, diffusion inpainting pipelines, mask processing, plugins"),
-    Package("ai2-olmo", "0.6.0", "held-out", "language model training: OLMo transformer blocks, attention bias, data loading, training loop, checkpointing"),
-    Package("diffsptk", "4.0.1", "held-out", "differentiable speech signal processing: STFT, mel-cepstra, pitch, filters, vocoders"),
-    Package("matgl", "4.1.2", "held-out", "materials graph networks: M3GNet/MEGNet/CHGNet models, graph construction, three-body interactions, training"),
-    Package("mbrl", "0.2.0", "held-out", "model-based RL: probabilistic ensembles, trajectory optimisers (CEM, MPPI), model training, replay buffers"),
-    Package("whisperspeech", "0.8.9", "held-out", "text-to-speech: semantic and acoustic token transformers, Whisper-based tokenizer, sampling, vocoder"),
-    Package("autoawq", "0.2.9", "held-out", "activation-aware weight quantization: scale search, quantized linear layers, fused modules, model patching"),
-    Package("unimol-tools", "0.1.6", "held-out", "molecular representation: Uni-Mol transformer over 3D conformers, pair distances, fine-tuning tasks"),
+    # measured once at df01f71 (the twenty-eighth session's last analysis) at the start of the twenty-ninth session
+    # and moved to dev then
+    Package("sockeye", "3.1.34", "dev", "neural machine translation: transformer encoder-decoder, beam search, constrained decoding, training loop"),
+    Package("s3prl", "0.4.18", "dev", "self-supervised speech: upstream SSL models (wav2vec2, HuBERT...), downstream heads, masking and featurizers"),
+    Package("scvi-tools", "1.4.2", "dev", "single-cell omics: variational autoencoders, count likelihoods, batch correction, training plans"),
+    Package("megablocks", "0.10.0", "dev", "mixture of experts: dropless MoE routing, expert sorting and binning, load-balancing loss, grouped GEMM"),
+    Package("iopaint", "1.6.0", "dev", "image inpainting: LaMa, MAT, ZITS, diffusion inpainting pipelines, mask processing, plugins"),
+    Package("ai2-olmo", "0.6.0", "dev", "language model training: OLMo transformer blocks, attention bias, data loading, training loop, checkpointing"),
+    Package("diffsptk", "4.0.1", "dev", "differentiable speech signal processing: STFT, mel-cepstra, pitch, filters, vocoders"),
+    Package("matgl", "4.1.2", "dev", "materials graph networks: M3GNet/MEGNet/CHGNet models, graph construction, three-body interactions, training"),
+    Package("mbrl", "0.2.0", "dev", "model-based RL: probabilistic ensembles, trajectory optimisers (CEM, MPPI), model training, replay buffers"),
+    Package("whisperspeech", "0.8.9", "dev", "text-to-speech: semantic and acoustic token transformers, Whisper-based tokenizer, sampling, vocoder"),
+    Package("autoawq", "0.2.9", "dev", "activation-aware weight quantization: scale search, quantized linear layers, fused modules, model patching"),
+    Package("unimol-tools", "0.1.6", "dev", "molecular representation: Uni-Mol transformer over 3D conformers, pair distances, fine-tuning tasks"),
+    # added on 2026-11-29 (twenty-ninth session, at its start, while the forty-fourth set was being judged), before
+    # dynlint was ever run on them: a forty-fifth held-out set (hazards picked by readers who never ran dynlint)
+    Package("unbabel-comet", "2.2.7", "held-out", "MT evaluation metrics: COMET regression/ranking models over encoder layers, layerwise attention, training"),
+    Package("textattack", "0.3.11", "held-out", "adversarial NLP: attack recipes, word substitutions, goal functions over model outputs, augmentation"),
+    Package("torch-uncertainty", "0.13.0", "held-out", "uncertainty estimation: ensembles, Bayesian layers, MC dropout, calibration metrics and routines"),
+    Package("alignn", "2026.8.11", "held-out", "materials graph networks: line-graph convolutions over atoms and bonds, force fields, training"),
+    Package("elegantrl", "0.3.6", "held-out", "deep RL: PPO/SAC/TD3/DQN agents, replay buffers, vectorised environments, training loops"),
+    Package("speechtokenizer", "1.0.1", "held-out", "speech codec: residual vector quantization, SEANet encoder/decoder, semantic distillation"),
+    Package("grad-cam", "1.5.7", "held-out", "explainability: class activation maps, gradient hooks, ablation and score CAM, metrics"),
+    Package("carvekit", "4.1.2", "held-out", "background removal: U2-Net, Tracer-B7, DeepLabV3 segmentation, FBA matting, pre/post-processing"),
+    Package("so-vits-svc-fork", "4.2.30", "held-out", "singing voice conversion: VITS generator, flows, F0 prediction, HuBERT features, training"),
+    Package("deepod", "0.4.1", "held-out", "deep anomaly detection: time-series and tabular detectors (TranAD, USAD, DeepSVDD...), training loops, scoring"),
+    Package("pina-mathlab", "0.3.2.post2610", "held-out", "physics-informed neural networks: PINN solvers, neural operators, losses over domain samples"),
+    Package("laion-clap", "1.1.7", "held-out", "contrastive audio-text models: HTS-AT and PANN audio encoders, CLAP training, fusion"),
 )
 
 GROUPS = ("dev", "held-out")
