@@ -7,6 +7,7 @@ knowledge about an op should mean editing a table, not the visitor.
 
 from __future__ import annotations
 
+import builtins
 import re
 
 # --- ops whose output shape depends on tensor values ------------------------
@@ -139,9 +140,32 @@ SIZED_UNLESS_GIVEN: dict[str, tuple[tuple[str, int], ...]] = {
         ("add_self_loops", "loop", (("num_nodes", 3),)),
         ("to_dense_batch", "_to_dense_batch", (("max_num_nodes", 3), ("batch_size", 4))),
         ("maybe_num_nodes", "num_nodes", (("num_nodes", 1),)),
+        # scatter(src, index, dim=0, dim_size=None, reduce='sum'): `int(index.max()) + 1` when no dim_size
+        ("scatter", "_scatter", (("dim_size", 3),)),
     )
     for name in _pyg_spellings(module, function)
 }
+#: PyTorch Geometric's global pooling (``torch_geometric.nn.pool.glob``, read in 2.8.1's source): a scatter
+#: over ``batch`` into ``size`` rows, ``int(batch.max()) + 1`` of them when no size is given (matgl's readouts)
+SIZED_UNLESS_GIVEN.update({
+    f"torch_geometric.nn.{module}{function}": (("size", 2),)
+    for function in ("global_add_pool", "global_mean_pool", "global_max_pool")
+    for module in ("", "pool.", "pool.glob.")
+})
+#: torch_scatter's reductions (``scatter(src, index, dim=-1, out=None, dim_size=None, ...)``): the output has
+#: ``int(index.max()) + 1`` rows unless ``dim_size`` or ``out`` fixes them (torchdrug, e3nn)
+SIZED_UNLESS_GIVEN.update({
+    f"torch_scatter.{module}{function}": (("dim_size", 4),)
+    for function in ("scatter", "scatter_sum", "scatter_add", "scatter_mean", "scatter_mul", "scatter_max",
+                     "scatter_min", "scatter_std", "scatter_logsumexp")
+    for module in ("", "scatter.")
+})
+#: arguments that, given instead of the sizes, make the output static too: an ``out`` tensor to reduce into;
+#: a ``batch`` of None (one graph: a plain sum over the nodes)
+SIZE_ALTERNATIVES: dict[str, tuple[str, int]] = {
+    name: ("out", 3) for name in SIZED_UNLESS_GIVEN if name.startswith("torch_scatter.")}
+STATIC_WHEN_NONE: dict[str, tuple[str, int]] = {
+    name: ("batch", 1) for name in SIZED_UNLESS_GIVEN if name.rsplit(".", 1)[1].startswith("global_")}
 
 #: third-party functions a project may define (or vendor) itself: then its own body is checked instead
 THIRD_PARTY_DYNAMIC = (THIRD_PARTY_NMS | THIRD_PARTY_UNPAD | THIRD_PARTY_GRAPH | THIRD_PARTY_SPARSE
@@ -210,6 +234,7 @@ MASK_PRESERVING_METHODS = frozenset(
     (
         "clone detach contiguous view reshape flatten squeeze unsqueeze expand expand_as "
         "permute transpose t T mT cpu cuda to_dense unbind_copy repeat flip roll "
+        "repeat_interleave tile narrow movedim broadcast_to "
         "logical_not any all"
     ).split()
 )
@@ -554,6 +579,12 @@ CPU_FACTORY_FUNCTIONS = frozenset(
 )
 CPU_FROM_DATA_FUNCTIONS = frozenset(
     "torch." + n for n in "tensor as_tensor Tensor LongTensor FloatTensor IntTensor BoolTensor".split())
+#: the typed legacy constructors that are among those factories: each makes a tensor of its CPU type whatever
+#: it is given (measured on torch 2.13: ``torch.FloatTensor(t)`` of a tensor of another dtype or device raises
+#: "expected TensorOptions(... device=cpu ...)"; ``torch.Tensor(t)`` keeps ``t``'s device, so it is not one)
+CPU_TYPED_CONSTRUCTORS = CPU_FROM_DATA_FUNCTIONS & LEGACY_TENSOR_CONSTRUCTORS - {"torch.Tensor"}
+#: names of Python's builtins: a call of one runs no project helper (``evidence.helper_calls`` skips them)
+BUILTIN_CALLS_NOT_HELPERS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 #: methods that read a tensor's (or a numpy array's) values into Python numbers or lists
 VALUE_READING_METHODS = frozenset({"item", "tolist"})
 #: tensor methods whose result may leave the receiver's device
@@ -961,7 +992,11 @@ SEQUENCE_RESULT_METHODS = frozenset("split tensor_split chunk unbind hsplit vspl
 
 #: torch functions whose result has their first argument's dtype (a mask in, a mask out)
 DTYPE_PRESERVING_FUNCTIONS = frozenset(
-    "torch." + n for n in "ones_like zeros_like empty_like full_like clone flip roll".split()
+    "torch." + n for n in "ones_like zeros_like empty_like full_like clone flip roll "
+                         # layout ops: unimol-tools' `torch.repeat_interleave(tokens.ne(pad), counts, dim=0)` is
+                         # a mask, repeated (its one-argument form gives indices: see walker)
+                         "repeat_interleave tile flatten reshape squeeze unsqueeze transpose permute t narrow "
+                         "movedim broadcast_to".split()
 )
 
 #: a `padding=` keyword pads to the longest item only on callables named like these (tokenizers,

@@ -267,3 +267,41 @@ _SCALAR_TYPE_RE = re.compile(r"\[?(?:int|float|bool|str|integer|number)\]?"
                              r"|(?:list|tuple|List|Tuple)\[(?:int|float|bool|str)(?:, ?\.\.\.)?\]")
 _SCALAR_TYPE_HINT_RE = re.compile(r"\((?:int|float|bool|str)\b|:\s*(?:int|float|bool|str)\s*$"
                                   r"|(?:list|tuple|List|Tuple)(?: of |\[)(?:int|float|bool|str)", re.M)
+
+
+# helper(a, b, key=c) / self.helper(...): a call of a plain name or of a method on self, its arguments without
+# nested brackets (the names among them are what ``helper_calls`` reports)
+_HELPER_CALL_RE = re.compile(_NOT_AFTER + rf"((?:self\s*\.\s*)?{_NAME})\s*\(([^()\[\]{{}}]*)\)")
+_KEYWORD_ARGUMENT_RE = re.compile(rf"^({_NAME})\s*=\s*({_NAME})$")
+
+
+def helper_calls(text: str) -> list[tuple[str, tuple, tuple]]:
+    """Calls in a function's text that may run a project helper: ``(callee, positional, keywords)`` with the
+    callee ``name`` or ``self.name``, ``positional`` the arguments in order (a plain name, or None for any
+    other expression) and ``keywords`` the ``(keyword, name)`` pairs passing a plain name.  A call with
+    ``*args``/``**kwargs`` keeps only what comes before them."""
+    found = []
+    for match in _HELPER_CALL_RE.finditer(_COMMENT_RE.sub("", text)):
+        callee = re.sub(r"\s+", "", match.group(1))
+        if callee in _NOT_NAMES or callee in ops.BUILTIN_CALLS_NOT_HELPERS:
+            continue
+        positional, keywords = [], []
+        for part in match.group(2).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if part.startswith("*"):
+                break
+            keyword = _KEYWORD_ARGUMENT_RE.match(part)
+            if keyword:
+                keywords.append((keyword.group(1), keyword.group(2)))
+            elif "=" in part and "==" not in part:
+                continue  # a keyword given another expression
+            elif keywords:
+                break  # not Python
+            else:
+                positional.append(part if _IDENTIFIER_RE.fullmatch(part) and part not in _NOT_NAMES else None)
+        if any(positional) or keywords:
+            found.append((callee, tuple(positional), tuple(keywords)))
+    return found
+

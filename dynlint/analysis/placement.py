@@ -78,6 +78,8 @@ def made_on_cpu(a, value: ast.expr, depth: int = 0) -> bool:
             return False
         if any(k.arg is None for k in value.keywords):
             return False  # **kwargs may carry a device
+        if qual in ops.CPU_TYPED_CONSTRUCTORS:
+            return True  # torch.FloatTensor(values): a CPU type, whatever it is given (a tensor elsewhere fails)
         if qual in ops.CPU_FROM_DATA_FUNCTIONS:
             data = value.args[0] if value.args else None
             return data is not None and (type(data) in (ast.List, ast.Tuple, ast.Constant) or

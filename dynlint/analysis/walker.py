@@ -142,6 +142,7 @@ class Analyzer:
         self.project_roots = project_roots | {self.module.split(".", 1)[0]}
         self.aliases: dict[str, str] = {}      # local name -> qualified name of a module or object
         self.imports_foreign = False           # a module-level import of another array framework (_foreign_arrays)
+        self.foreign_blocks: tuple[tuple[int, int], ...] = ()  # lines of module-level blocks importing one
         self.star_imports = False              # `from <project module> import *` at module level
         self.imports_torch = False
         self.torch_alias: str | None = None
@@ -384,10 +385,11 @@ class Analyzer:
         compiled or the training step, where such a value is a tensor far more often than not.
         ``cpu_value``: the value read is a tensor made on the CPU (``torch.randint(0, n, (1,)).item()``):
         outside the compiled step it syncs nothing, so a training step's read counts as host code."""
-        if rule.scope is not checks.Scope.ANYWHERE and (self.on_error_path() or self._foreign_arrays()):
+        line, col, end_line, end_col = self.position(node)
+        if rule.scope is not checks.Scope.ANYWHERE and (
+                self.on_error_path() or self._foreign_arrays() or self._in_foreign_block(line)):
             return  # computed only to describe a failure: the step that gets there is over anyway; or no torch here
         code = rule.code
-        line, col, end_line, end_col = self.position(node)
         key = (code, line, col)
         # `t.cpu().numpy().astype(f).tolist()`: the calls of a chain start at the same place; a finding on
         # firm evidence replaces one kept only in the step
@@ -417,6 +419,12 @@ class Analyzer:
         """The file imports another array framework (``ops.FOREIGN_ARRAY_MODULES``: JAX, TensorFlow, Warp...) and
         not torch, at module level: its arrays are that framework's, none of this analysis's hazards."""
         return self.imports_foreign and not self.imports_torch
+
+    def _in_foreign_block(self, line: int) -> bool:
+        """The line lies in a module-level block that imports another array framework itself (scvi-tools'
+        ``if is_package_installed("mlx"): import mlx.core as mx`` and the training plan defined under it): the
+        arrays there are that framework's, even in a file that imports torch too."""
+        return any(first <= line <= last for first, last in self.foreign_blocks)
 
     def on_error_path(self) -> bool:
         """The node being walked only runs when the code is about to fail: inside ``raise ...``, in an
@@ -901,8 +909,43 @@ class Analyzer:
                     if node is not None else frozenset()
                 if node is not None:
                     node._dynlint_evidence = evidence
+            if node is not None and not isinstance(node, ast.Module):
+                passed = self._passed_to_tensor_parameters(node)
+                if passed:
+                    evidence = evidence | passed
             scope.evidence = evidence
         return scope.evidence
+
+    def _passed_to_tensor_parameters(self, node) -> frozenset[str]:
+        """Names the function passes to a project helper whose own code shows that parameter to be a tensor
+        (unimol-tools' `trn_loss.append(float(loss.data))`, then `self._backward_and_step(optimizer, loss,
+        model)` whose body calls `loss.backward()`): a tensor wherever the function uses them, before the call
+        too (``_learn_from_callee`` types a name from the call on).  The calls are found in the body's text
+        (kept on the tree); which parameters are tensors is the project's answer, asked on every round."""
+        calls = getattr(node, "_dynlint_helper_calls", None)
+        if calls is None:
+            # the callee as a node of its own, kept with the tree (the kinds cache is keyed by node identity)
+            calls = node._dynlint_helper_calls = [
+                (ast.Attribute(ast.Name("self", ast.Load()), callee[5:], ast.Load()) if callee.startswith("self.")
+                 else ast.Name(callee, ast.Load()), positional, keywords)
+                for callee, positional, keywords in _evidence.helper_calls(self._body_text(node))]
+        found = set()
+        for func, positional, keywords in calls:
+            ref = self._callee_ref(func)
+            if ref is None:
+                continue
+            answer = self.ask(("targs", ref))
+            if not answer:
+                continue
+            positions, keyword_names = answer
+            found.update(name for i, name in enumerate(positional) if name is not None and i in positions)
+            found.update(name for key, name in keywords if key in keyword_names)
+        # not the function's parameters: a configured size passed to a helper that takes a tensor in one branch
+        # and a pair or a number in another (dgl's `expand_as_pair(in_feats)` in a layer's __init__) is what
+        # its callers pass; ``_learn_from_callee`` still types one from the call on
+        args = node.args
+        found.difference_update(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+        return frozenset(found)
 
     def _body_text(self, node) -> str:
         """The source of a function's body (without its docstring), or of a module's own statements."""
@@ -1617,7 +1660,8 @@ class Analyzer:
         if qual in ops.SEQUENCE_RESULT_FUNCTIONS:
             return (SEQ, TENSOR)
         if qual in ops.DTYPE_PRESERVING_FUNCTIONS and args and self.kind(args[0]) == MASK \
-                and not any(k.arg == "dtype" for k in node.keywords):
+                and not any(k.arg == "dtype" for k in node.keywords) \
+                and (qual != ops.REPEAT_INTERLEAVE or len(args) > 1 or node.keywords):
             return MASK  # torch.ones_like(mask) is a boolean tensor too
         if self._asks_for_bool(node):
             return MASK  # torch.zeros(n, dtype=torch.bool)
@@ -1723,6 +1767,7 @@ class Analyzer:
 
     # ------------------------------------------------------------------ scopes & statements
     def visit_Module(self, node: ast.Module) -> None:
+        self.foreign_blocks = _foreign_blocks(node.body)
         self._visit_block(node.body)
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -4172,6 +4217,29 @@ def _inner_step_loop(loop) -> bool:
         if word is not None and any(hint in word.lower() for hint in ops.INNER_STEP_LOOP_WORDS):
             return True
     return False
+
+
+def _foreign_blocks(body: list[ast.stmt]) -> tuple[tuple[int, int], ...]:
+    """The line spans of module-level ``if``/``try``/``with`` blocks whose own statements import another array
+    framework (``ops.FOREIGN_ARRAY_MODULES``): code defined there works on that framework's arrays."""
+    spans = []
+    for statement in body:
+        if type(statement) not in (ast.If, ast.Try, ast.With):
+            continue
+        blocks = [statement.body]
+        if type(statement) is ast.If:
+            blocks.append(statement.orelse)
+        for block in blocks:
+            if any(_imports_foreign(inner) for inner in block):
+                spans.append((block[0].lineno, block[-1].end_lineno or block[-1].lineno))
+    return tuple(spans)
+
+
+def _imports_foreign(statement: ast.stmt) -> bool:
+    if type(statement) is ast.Import:
+        return any(alias.name.split(".", 1)[0] in ops.FOREIGN_ARRAY_MODULES for alias in statement.names)
+    return type(statement) is ast.ImportFrom and not statement.level and statement.module is not None \
+        and statement.module.split(".", 1)[0] in ops.FOREIGN_ARRAY_MODULES
 
 
 def _canonical(qualified: str) -> str:

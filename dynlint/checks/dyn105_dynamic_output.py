@@ -51,6 +51,14 @@ def check_sized_unless_given(a, node: ast.Call, qual, method, receiver) -> None:
         return  # the project's own degree/to_dense_batch (PyTorch Geometric checked as a project): its body is checked
     if any(isinstance(arg, ast.Starred) for arg in node.args) or any(k.arg is None for k in node.keywords):
         return  # *args or **kwargs may carry the sizes
+    alternative = ops.SIZE_ALTERNATIVES.get(qual)
+    if alternative is not None and _given(argument(node, alternative[1], alternative[0])):
+        return  # torch_scatter's scatter_add(src, index, out=buffer): the buffer's rows
+    if qual in ops.STATIC_WHEN_NONE:
+        name, position = ops.STATIC_WHEN_NONE[qual]
+        value = argument(node, position, name)
+        if value is None or is_constant(value, None):
+            return  # global_add_pool(x, None): one graph, a plain sum
     missing, defaulted = [], []
     for name, position in ops.SIZED_UNLESS_GIVEN[qual]:
         value = argument(node, position, name)
@@ -67,6 +75,10 @@ def check_sized_unless_given(a, node: ast.Call, qual, method, receiver) -> None:
         names = " and ".join(f"`{name}`" for name in defaulted)
         a.report(RULE, node, f"`{short}` reads tensor values to size its output (a sync and a graph break) when "
                  f"{names} keeps its default None; have callers pass the size, or give it one before the call")
+
+
+def _given(value) -> bool:
+    return value is not None and not is_constant(value, None)
 
 
 @RULE.on_call(setting="extend_dynamic_ops")
