@@ -1625,6 +1625,11 @@ class Analyzer:
             return self._passed_tensor(how, node) if how is not None else None
         if qual.startswith("torch.distributions.") and qual.rsplit(".", 1)[-1][:1].isupper():
             return DISTRIBUTION  # Categorical(probs): its .sample() is a tensor
+        if qual in ops.SIZE_ARITHMETIC_FUNCTIONS and self._size_arithmetic(args, node.keywords):
+            # sockeye's `pt.div(batch_times_beam, self.k, rounding_mode='trunc')` of a size: a size (a CPU tensor
+            # in eager; measured on torch 2.13, dynamo traces it as one and `scores.view(batch_size, ...)` does
+            # not break, fullgraph, across batch sizes)
+            return SIZE
         if qual in ops.TENSOR_TORCH_FUNCTIONS:
             return TENSOR
         if "._" in qual:
@@ -1666,6 +1671,15 @@ class Analyzer:
         if self._asks_for_bool(node):
             return MASK  # torch.zeros(n, dtype=torch.bool)
         return TENSOR
+
+    def _size_arithmetic(self, args, keywords) -> bool:
+        """Arguments of a torch arithmetic function that make it size arithmetic: at least one size, none a
+        tensor or a value read from one (``*args`` unknown), keywords only options (``rounding_mode``)."""
+        if not args or any(isinstance(arg, ast.Starred) for arg in args) \
+                or any(k.arg is None or k.arg == "out" for k in keywords):
+            return False
+        kinds = [self.kind(arg) for arg in args]
+        return SIZE in kinds and not any(kind in DATA_DERIVED for kind in kinds)
 
     def _passed_tensor(self, how: str, node: ast.Call):
         """What a ``TENSOR_PASSING_FUNCTIONS`` call gives: a tensor (a mask, a pair, a list of them) when
