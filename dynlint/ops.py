@@ -583,8 +583,9 @@ CPU_FROM_DATA_FUNCTIONS = frozenset(
 #: it is given (measured on torch 2.13: ``torch.FloatTensor(t)`` of a tensor of another dtype or device raises
 #: "expected TensorOptions(... device=cpu ...)"; ``torch.Tensor(t)`` keeps ``t``'s device, so it is not one)
 CPU_TYPED_CONSTRUCTORS = CPU_FROM_DATA_FUNCTIONS & LEGACY_TENSOR_CONSTRUCTORS - {"torch.Tensor"}
-#: torch arithmetic that, given sizes and Python numbers only, computes a size (``torch.div(n, k,
-#: rounding_mode="trunc")``: a 0-d CPU tensor in eager, a symbolic size under torch.compile)
+#: torch arithmetic that, given sizes and Python numbers only, computes a tensor dynamo takes as a size in the
+#: size arguments of factories and views (``torch.div(n, k, rounding_mode="trunc")``: a 0-d CPU tensor in eager;
+#: ``int()`` of it and a slice bound with it still break: see ``Analyzer.size_tensor``)
 SIZE_ARITHMETIC_FUNCTIONS = frozenset(
     "torch." + n for n in "div floor_divide true_divide mul multiply add sub subtract remainder fmod".split())
 #: names of Python's builtins: a call of one runs no project helper (``evidence.helper_calls`` skips them)

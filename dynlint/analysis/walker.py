@@ -1625,11 +1625,6 @@ class Analyzer:
             return self._passed_tensor(how, node) if how is not None else None
         if qual.startswith("torch.distributions.") and qual.rsplit(".", 1)[-1][:1].isupper():
             return DISTRIBUTION  # Categorical(probs): its .sample() is a tensor
-        if qual in ops.SIZE_ARITHMETIC_FUNCTIONS and self._size_arithmetic(args, node.keywords):
-            # sockeye's `pt.div(batch_times_beam, self.k, rounding_mode='trunc')` of a size: a size (a CPU tensor
-            # in eager; measured on torch 2.13, dynamo traces it as one and `scores.view(batch_size, ...)` does
-            # not break, fullgraph, across batch sizes)
-            return SIZE
         if qual in ops.TENSOR_TORCH_FUNCTIONS:
             return TENSOR
         if "._" in qual:
@@ -1671,6 +1666,18 @@ class Analyzer:
         if self._asks_for_bool(node):
             return MASK  # torch.zeros(n, dtype=torch.bool)
         return TENSOR
+
+    def size_tensor(self, value: ast.expr) -> bool:
+        """A tensor computed by torch arithmetic from sizes and Python numbers only (sockeye's `batch_size =
+        pt.div(batch_times_beam, self.k, rounding_mode='trunc')`), directly or through a name bound once:
+        measured on torch 2.13, dynamo takes it in the size arguments of `view`/`reshape`/`zeros`/`arange`/
+        `narrow`/`new_zeros`/`expand` without a break (fullgraph, across sizes), while `int()` of it, `.item()`
+        and a slice bound with it break (Tensor.item())."""
+        if type(value) is ast.Name:
+            value = self.bound_value(value.id)
+        if type(value) is not ast.Call or self.qualname(value.func) not in ops.SIZE_ARITHMETIC_FUNCTIONS:
+            return False
+        return self._size_arithmetic(value.args, value.keywords)
 
     def _size_arithmetic(self, args, keywords) -> bool:
         """Arguments of a torch arithmetic function that make it size arithmetic: at least one size, none a

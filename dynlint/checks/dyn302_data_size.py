@@ -123,6 +123,8 @@ def _check_sizes(a, node: ast.Call, positions, keywords, what: str) -> None:
                      "shapes kept beside the tensor), or read them once outside the compiled region")
             return
         for value in size_elements(candidate):
+            if a.size_tensor(value):
+                continue  # `scores.view(torch.div(n, k, rounding_mode="trunc"), -1)`: a size, as dynamo sees it
             # also a size that is data on some path (`if max_len is None: max_len = lens.amax()`), and a
             # name bound to a tuple that holds one (`padding = (0, max_len - x.size(-1))`, then `F.pad(x, padding)`)
             kind = a.value_kind(value)
