@@ -264,6 +264,13 @@ TENSOR_ATTRIBUTES = frozenset("T mT H mH data real imag grad values indices".spl
 #: JAX and Warp agents beside its torch ones, whose ``loss.item()``/``x.numpy()`` read JAX and Warp values)
 FOREIGN_ARRAY_MODULES = frozenset({"jax", "jaxlib", "flax", "tensorflow", "keras", "warp", "mlx", "paddle",
                                    "mindspore", "oneflow", "cupy"})
+
+
+def foreign_array_module(qualified: str) -> bool:
+    """``mlx.core``, ``jax.numpy``: a module (or a name in one) of another array framework."""
+    return qualified.split(".", 1)[0] in FOREIGN_ARRAY_MODULES
+
+
 #: tensor methods that copy a value to the host
 HOST_SYNC_METHODS: dict[str, bool] = {  # name -> tensor_specific
     "item": False,

@@ -943,8 +943,7 @@ class Analyzer:
         # not the function's parameters: a configured size passed to a helper that takes a tensor in one branch
         # and a pair or a number in another (dgl's `expand_as_pair(in_feats)` in a layer's __init__) is what
         # its callers pass; ``_learn_from_callee`` still types one from the call on
-        args = node.args
-        found.difference_update(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+        found.difference_update(parameter.arg for parameter in parameters(node.args))
         return frozenset(found)
 
     def _body_text(self, node) -> str:
@@ -1677,13 +1676,11 @@ class Analyzer:
             value = self.bound_value(value.id)
         if type(value) is not ast.Call or self.qualname(value.func) not in ops.SIZE_ARITHMETIC_FUNCTIONS:
             return False
-        return self._size_arithmetic(value.args, value.keywords)
-
-    def _size_arithmetic(self, args, keywords) -> bool:
-        """Arguments of a torch arithmetic function that make it size arithmetic: at least one size, none a
-        tensor or a value read from one (``*args`` unknown), keywords only options (``rounding_mode``)."""
+        # at least one size, none a tensor or a value read from one (`*args` unknown), keywords only options
+        # (`rounding_mode`)
+        args = value.args
         if not args or any(isinstance(arg, ast.Starred) for arg in args) \
-                or any(k.arg is None or k.arg == "out" for k in keywords):
+                or any(k.arg is None or k.arg == "out" for k in value.keywords):
             return False
         kinds = [self.kind(arg) for arg in args]
         return SIZE in kinds and not any(kind in DATA_DERIVED for kind in kinds)
@@ -1849,7 +1846,7 @@ class Analyzer:
             scope.defs.pop(local, None)
             return
         self.aliases[local] = qualified
-        if qualified.split(".", 1)[0] in ops.FOREIGN_ARRAY_MODULES:
+        if ops.foreign_array_module(qualified):
             self.imports_foreign = True
         for other in self.scopes:
             other.kinds.pop(local, None)
@@ -4258,9 +4255,9 @@ def _foreign_blocks(body: list[ast.stmt]) -> tuple[tuple[int, int], ...]:
 
 def _imports_foreign(statement: ast.stmt) -> bool:
     if type(statement) is ast.Import:
-        return any(alias.name.split(".", 1)[0] in ops.FOREIGN_ARRAY_MODULES for alias in statement.names)
+        return any(ops.foreign_array_module(alias.name) for alias in statement.names)
     return type(statement) is ast.ImportFrom and not statement.level and statement.module is not None \
-        and statement.module.split(".", 1)[0] in ops.FOREIGN_ARRAY_MODULES
+        and ops.foreign_array_module(statement.module)
 
 
 def _canonical(qualified: str) -> str:

@@ -56,8 +56,7 @@ def check_sized_unless_given(a, node: ast.Call, qual, method, receiver) -> None:
         return  # torch_scatter's scatter_add(src, index, out=buffer): the buffer's rows
     if qual in ops.STATIC_WHEN_NONE:
         name, position = ops.STATIC_WHEN_NONE[qual]
-        value = argument(node, position, name)
-        if value is None or is_constant(value, None):
+        if not _given(argument(node, position, name)):
             return  # global_add_pool(x, None): one graph, a plain sum
     missing, defaulted = [], []
     for name, position in ops.SIZED_UNLESS_GIVEN[qual]:
